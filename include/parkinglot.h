@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+/* libparkinglot: everything.  Each part also has its own header. */
+#ifndef PARKINGLOT_H
+#define PARKINGLOT_H
+
+#include <parkinglot/version.h>
+#include <parkinglot/core.h>
+#include <parkinglot/mutex.h>
+#include <parkinglot/tuning.h>
+
+#endif /* PARKINGLOT_H */

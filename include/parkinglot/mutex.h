@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pl_mutex_t: a one-byte mutex built on the parking lot.
+ *
+ * The byte holds two bits; the encoding is ABI, because the inline fast
+ * paths below are compiled into users' binaries:
+ *
+ *     PARKED LOCKED
+ *       0      0    unlocked, nobody waiting
+ *       0      1    locked, nobody parked
+ *       1      0    unlocked, threads parked (a woken thread is on its way)
+ *       1      1    locked, threads parked
+ *
+ * All-zero memory is an unlocked mutex; there is nothing to destroy.  The
+ * full protocol and why it loses no wakeup is stated in lib/mutex.c.
+ */
+#ifndef PARKINGLOT_MUTEX_H
+#define PARKINGLOT_MUTEX_H
+
+#include <stdbool.h>
+#include <time.h>
+
+#include <parkinglot/defs.h>
+
+PL_BEGIN_DECLS
+
+typedef struct {
+	unsigned char state;
+} pl_mutex_t;
+
+#define PL_MUTEX_INITIALIZER { 0 }
+#define PL_MUTEX_LOCKED ((unsigned char)1)
+#define PL_MUTEX_PARKED ((unsigned char)2)
+
+/* Out of line: the contended paths.  Exported only for the fast paths. */
+PL_EXPORT void pl__mutex_lock_slow(pl_mutex_t *m);
+PL_EXPORT void pl__mutex_unlock_slow(pl_mutex_t *m, bool fair);
+
+/* pl_mutex_init - make *m an unlocked mutex (the same as zeroing it). */
+PL_EXPORT void pl_mutex_init(pl_mutex_t *m);
+
+/*
+ * pl_mutex_lock - acquire m, blocking until it is free.
+ *
+ * Uncontended: one compare-and-swap, acquire ordering.  Contended: spins
+ * briefly while no thread is parked (struct pl_tuning's spin_limit), then parks.
+ * Not fair in the short run (an arriving thread may barge past parked
+ * ones), but no waiter starves: once a waiter has been parked for about a
+ * fairness interval, an unlock hands the lock to it directly.  Not
+ * reentrant: locking a mutex the caller holds deadlocks.
+ */
+static inline void
+pl_mutex_lock(pl_mutex_t *m)
+{
+	unsigned char unlocked = 0;
+	if (PL_UNLIKELY(!__atomic_compare_exchange_n(&m->state, &unlocked,
+	        PL_MUTEX_LOCKED, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+		pl__mutex_lock_slow(m);
+}
+
+/*
+ * pl_mutex_trylock - acquire m only if that needs no waiting.
+ * Returns true with m held (acquire ordering), false otherwise.  Loads
+ * first and only tries the CAS when the load shows the lock free; it may
+ * take a free lock past parked waiters, as pl_mutex_lock may.
+ */
+static inline bool
+pl_mutex_trylock(pl_mutex_t *m)
+{
+	unsigned char s = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
+	while (!(s & PL_MUTEX_LOCKED)) {
+		if (__atomic_compare_exchange_n(&m->state, &s,
+		        (unsigned char)(s | PL_MUTEX_LOCKED), true,
+		        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * pl_mutex_timedlock - pl_mutex_lock with an absolute CLOCK_MONOTONIC
+ * deadline (NULL: no deadline).  Returns 0 with m held; ETIMEDOUT if the
+ * deadline passed first (a lock that is free is taken whatever the
+ * deadline); EINVAL for a malformed deadline, before any attempt.
+ */
+PL_EXPORT int pl_mutex_timedlock(pl_mutex_t *m, const struct timespec *deadline);
+
+/*
+ * pl_mutex_unlock - release m (release ordering).
+ *
+ * Uncontended: one CAS.  With threads parked, wakes at most one of them;
+ * if the bucket's fairness timer has expired, hands the lock directly to
+ * the oldest waiter instead of letting it race.  Unlocking a mutex that is
+ * not locked prints "pl_mutex_unlock: mutex 0x... is not locked" and
+ * aborts.  Any thread may unlock (there is no owner to check).
+ */
+static inline void
+pl_mutex_unlock(pl_mutex_t *m)
+{
+	unsigned char locked = PL_MUTEX_LOCKED;
+	if (PL_UNLIKELY(!__atomic_compare_exchange_n(&m->state, &locked, 0,
+	        false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
+		pl__mutex_unlock_slow(m, false);
+}
+
+/*
+ * pl_mutex_unlock_fair - release m, handing it directly to the oldest
+ * parked thread if there is one (that thread returns from its lock call
+ * holding m; no other thread can barge in between).  Costs a context
+ * switch per hand-off; use it where a waiter must not be overtaken.
+ */
+PL_EXPORT void pl_mutex_unlock_fair(pl_mutex_t *m);
+
+/* pl_mutex_is_locked - whether m is held by some thread right now (a
+ * relaxed load: a hint, stale as soon as it returns). */
+static inline bool
+pl_mutex_is_locked(const pl_mutex_t *m)
+{
+	return (__atomic_load_n(&m->state, __ATOMIC_RELAXED) &
+	           PL_MUTEX_LOCKED) != 0;
+}
+
+PL_END_DECLS
+
+#endif /* PARKINGLOT_MUTEX_H */

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tuning of the contended paths: how long a thread spins before it parks,
+ * and how often an unlock hands a lock to the oldest waiter.
+ *
+ * Defaults come from the machine's topology the first time a lock is
+ * contended (hwloc when the library was built with it, sysconf otherwise):
+ * a process whose CPU affinity allows a single processing unit never spins,
+ * because the thread it would wait for cannot run meanwhile.  The
+ * environment variables PARKINGLOT_SPIN, PARKINGLOT_YIELD and
+ * PARKINGLOT_FAIR_US override the defaults; a malformed value is reported
+ * on stderr and the default kept.
+ */
+#ifndef PARKINGLOT_TUNING_H
+#define PARKINGLOT_TUNING_H
+
+#include <parkinglot/defs.h>
+
+PL_BEGIN_DECLS
+
+struct pl_tuning {
+	unsigned spin_limit;       /* spin iterations before parking; 0 = never spin */
+	unsigned yield_limit;      /* sched_yield calls after spinning, before parking */
+	unsigned fair_interval_us; /* eventual-fairness interval (upper bound) */
+};
+
+/* pl_tuning_get - the tuning in force now.  Never blocks. */
+PL_EXPORT void pl_tuning_get(struct pl_tuning *out);
+
+/*
+ * pl_tuning_set - replace the tuning for the whole process.  Takes effect
+ * for lock and unpark calls that start afterwards; threads already spinning
+ * finish with the old values.  fair_interval_us of 0 means "hand off at
+ * every unlock that finds a waiter" (strict FIFO, slow); values are capped
+ * at 1,000,000 spin iterations, 1,000 yields and 10 s.
+ */
+PL_EXPORT void pl_tuning_set(const struct pl_tuning *in);
+
+PL_END_DECLS
+
+#endif /* PARKINGLOT_TUNING_H */

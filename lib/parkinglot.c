@@ -1,0 +1,754 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The parking lot: the table of buckets, the per-thread records, and
+ * pl_park / pl_unpark_*.
+ *
+ * Layout.  A global pointer names the current table: a power-of-two array
+ * of cache-line-sized buckets indexed by a Fibonacci hash of the address.
+ * Each bucket has its own lock (a futex word, never a parking-lot lock) and
+ * a chain of queues, one per distinct address that has waiters in the
+ * bucket.  A queue is a doubly linked FIFO of waiters; its head waiter also
+ * carries the queue's tail and the link to the next queue of the bucket
+ * (Go's runtime/sema.go keeps per-address queues for the same reason).  So
+ * a wake on one address walks the chain of distinct addresses of its
+ * bucket, never the waiters of those addresses; with the table sized to
+ * the number of threads that chain holds about one address.
+ *
+ * Locking.  A bucket's lock guards its chain, every waiter queued in it
+ * (links, addr, tokens, queued), and its fairness deadline.  Threads that
+ * need two buckets (requeue) lock them in index order; growth and fork
+ * lock all of them in index order.  Callbacks run under the bucket lock.
+ * Nothing sleeps or makes a syscall while holding a bucket lock, except
+ * waiting for another bucket lock in that fixed order.
+ *
+ * The waiter's wake word (futex) has three values, written as noted:
+ *
+ *     0  not queued, or woken: pl_park may return     (waker: xchg)
+ *     1  queued, not yet sleeping in the kernel       (parker, bucket locked)
+ *     2  queued and about to sleep or sleeping        (parker: CAS 1 -> 2)
+ *
+ * A waker removes the waiter from its queue and writes its unpark token
+ * under the bucket lock, unlocks, and only then exchanges the word to 0,
+ * calling FUTEX_WAKE only when it saw 2.  The parker returns only after it
+ * loads 0 with acquire ordering, so the token and everything the waker did
+ * before are visible to it.  After the exchange the waiter may return and
+ * its thread exit; the FUTEX_WAKE that may follow then names memory that is
+ * gone or reused, which at worst wakes an unrelated futex waiter spuriously
+ * (every wait here loops on its own condition), as in glibc and musl.
+ *
+ * Growth.  The table grows when the threads holding a per-thread record
+ * exceed three per bucket.  The grower allocates the new table first,
+ * locks every bucket of the old one, checks the old one is still current,
+ * moves the queues, publishes the new table and unlocks.  Everybody else
+ * locks a bucket and then checks that its table is still current, retrying
+ * if not.  Old tables are never freed, because a thread may still be
+ * reading one: each table is at least twice the size of the one before,
+ * so all retired tables together are smaller than the current one, and the
+ * current one holds at most about 4/3 bucket per thread of the peak number
+ * of live threads (64 bytes a bucket): well under 200 bytes per thread of
+ * the peak, never growing with the number of threads ever created.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <parkinglot/core.h>
+
+#include "futex.h"
+#include "internal.h"
+
+/* ---- per-thread records (waiters) ------------------------------------ */
+
+struct waiter {
+	/* Guarded by the lock of the bucket the waiter is queued in. */
+	struct waiter *next;       /* later waiter on the same address */
+	struct waiter *prev;       /* earlier one; NULL on a queue's head */
+	struct waiter *tail;       /* on a head: the queue's last waiter */
+	struct waiter *next_queue; /* on a head: next queue in the bucket */
+	struct waiter *wake_next;  /* a waker's private list of dequeued */
+	const void *addr;          /* written under the lock(s), read racily
+	                              by the owner to find its bucket */
+	uintptr_t park_token;
+	uintptr_t unpark_token;
+	uint64_t enqueue_ns;
+	bool queued;
+	uint32_t futex;            /* the wake word, see above */
+};
+
+static __thread struct waiter *self;
+static pthread_key_t self_key;
+static bool self_key_ok;
+static size_t live_threads;
+
+/* ---- buckets and tables ---------------------------------------------- */
+
+struct bucket {
+	uint32_t lock;          /* 0 free, 1 locked, 2 locked and contended */
+	uint32_t rng;           /* xorshift state for the fairness deadline */
+	struct waiter *queues;  /* chain of queue heads, one per address */
+	uint64_t fair_deadline; /* CLOCK_MONOTONIC ns; 0: already expired */
+} __attribute__((aligned(PLI_CACHELINE)));
+
+struct table {
+	size_t size;        /* buckets, a power of two */
+	unsigned shift;     /* hash: the top log2(size) bits */
+	struct table *prev; /* the retired table this one replaced */
+	struct bucket *buckets;
+};
+
+#define INITIAL_BITS 5
+#define LOAD_FACTOR 3 /* threads per bucket before the table grows */
+
+/* The first table is static: the lot works before any allocation and
+ * whatever malloc says. */
+static struct bucket initial_buckets[1u << INITIAL_BITS];
+static struct table initial_table = {
+	.size = 1u << INITIAL_BITS,
+	.shift = 64 - INITIAL_BITS,
+	.buckets = initial_buckets,
+};
+static struct table *current_table = &initial_table;
+static size_t retired_bytes;
+
+static inline size_t
+hash_addr(const void *addr, unsigned shift)
+{
+	return (size_t)(((uint64_t)(uintptr_t)addr * 0x9E3779B97F4A7C15ull) >>
+	    shift);
+}
+
+/* ---- bucket locks ----------------------------------------------------- */
+
+static PLI_COLD void
+bucket_lock_slow(uint32_t *l)
+{
+	/* Critical sections are a few list operations and a callback: spin
+	 * a little first, unless there is no other CPU to release it. */
+	unsigned spins = pli_tuning()->pub.spin_limit ? 100 : 0;
+	for (unsigned i = 0; i < spins; i++) {
+		uint32_t c = __atomic_load_n(l, __ATOMIC_RELAXED);
+		if (c == 0 && __atomic_compare_exchange_n(l, &c, 1, false,
+		                  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+		pli_cpu_relax();
+	}
+	/* Drepper's "Futexes are tricky" mutex: 2 means someone may sleep. */
+	while (__atomic_exchange_n(l, 2, __ATOMIC_ACQUIRE) != 0)
+		pli_futex_wait(l, 2, NULL);
+}
+
+static inline void
+bucket_lock(struct bucket *b)
+{
+	uint32_t c = 0;
+	if (!__atomic_compare_exchange_n(&b->lock, &c, 1, false,
+	        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		bucket_lock_slow(&b->lock);
+}
+
+static inline void
+bucket_unlock(struct bucket *b)
+{
+	if (__atomic_exchange_n(&b->lock, 0, __ATOMIC_RELEASE) == 2)
+		pli_futex_wake(&b->lock, 1);
+}
+
+/* Lock the bucket of addr in the current table.  A table replaced while
+ * we waited for its bucket is retired: unlock and look again. */
+static struct bucket *
+lock_bucket(const void *addr)
+{
+	for (;;) {
+		struct table *t = __atomic_load_n(&current_table,
+		    __ATOMIC_ACQUIRE);
+		struct bucket *b = &t->buckets[hash_addr(addr, t->shift)];
+		bucket_lock(b);
+		/* Growth swaps the table while holding every bucket lock, so
+		 * after taking one the pointer cannot change under us. */
+		if (t == __atomic_load_n(&current_table, __ATOMIC_RELAXED))
+			return b;
+		bucket_unlock(b);
+	}
+}
+
+/* Lock the buckets of two addresses, in index order. */
+static void
+lock_bucket_pair(const void *a, const void *b, struct bucket **ba,
+    struct bucket **bb)
+{
+	for (;;) {
+		struct table *t = __atomic_load_n(&current_table,
+		    __ATOMIC_ACQUIRE);
+		size_t ia = hash_addr(a, t->shift), ib = hash_addr(b, t->shift);
+		struct bucket *first = &t->buckets[ia < ib ? ia : ib];
+		struct bucket *second = &t->buckets[ia < ib ? ib : ia];
+		bucket_lock(first);
+		if (t != __atomic_load_n(&current_table, __ATOMIC_RELAXED)) {
+			bucket_unlock(first);
+			continue;
+		}
+		if (second != first)
+			bucket_lock(second);
+		*ba = &t->buckets[ia];
+		*bb = &t->buckets[ib];
+		return;
+	}
+}
+
+static void
+unlock_bucket_pair(struct bucket *ba, struct bucket *bb)
+{
+	bucket_unlock(ba);
+	if (bb != ba)
+		bucket_unlock(bb);
+}
+
+static void
+lock_all(struct table *t)
+{
+	for (size_t i = 0; i < t->size; i++)
+		bucket_lock(&t->buckets[i]);
+}
+
+static void
+unlock_all(struct table *t)
+{
+	for (size_t i = 0; i < t->size; i++)
+		bucket_unlock(&t->buckets[i]);
+}
+
+/* Lock every bucket of the current table; returns it. */
+static struct table *
+lock_current_table(void)
+{
+	for (;;) {
+		struct table *t = __atomic_load_n(&current_table,
+		    __ATOMIC_ACQUIRE);
+		lock_all(t);
+		if (t == __atomic_load_n(&current_table, __ATOMIC_RELAXED))
+			return t;
+		unlock_all(t);
+	}
+}
+
+/* ---- queues inside a bucket ------------------------------------------ */
+
+/* Find addr's queue: returns its head (NULL if none) and sets *link to the
+ * pointer that points at it, or at the end of the chain. */
+static struct waiter *
+find_queue(struct bucket *b, const void *addr, struct waiter ***link)
+{
+	struct waiter **l = &b->queues;
+	while (*l && (*l)->addr != addr)
+		l = &(*l)->next_queue;
+	*link = l;
+	return *l;
+}
+
+/* Append a chain first..last (already linked by next/prev, addr set) to
+ * addr's queue in b. */
+static void
+append(struct bucket *b, const void *addr, struct waiter *first,
+    struct waiter *last)
+{
+	struct waiter **link;
+	struct waiter *head = find_queue(b, addr, &link);
+	if (head == NULL) {
+		first->prev = NULL;
+		first->tail = last;
+		first->next_queue = NULL;
+		*link = first;
+	} else {
+		first->prev = head->tail;
+		head->tail->next = first;
+		head->tail = last;
+	}
+	last->next = NULL;
+}
+
+/* Remove w from its queue, whose head is *link. */
+static void
+unlink_waiter(struct waiter **link, struct waiter *w)
+{
+	struct waiter *head = *link;
+	if (w == head) {
+		struct waiter *h2 = w->next;
+		if (h2) {
+			h2->prev = NULL;
+			h2->tail = w->tail;
+			h2->next_queue = w->next_queue;
+			*link = h2;
+		} else {
+			*link = w->next_queue;
+		}
+	} else {
+		w->prev->next = w->next;
+		if (w->next)
+			w->next->prev = w->prev;
+		else
+			head->tail = w->prev;
+	}
+	w->next = w->prev = NULL;
+}
+
+/* ---- fairness --------------------------------------------------------- */
+
+/* Called with b locked when a waiter is about to be woken: has the
+ * bucket's deadline passed?  If so, move it to now plus a random fraction
+ * of the fairness interval (the randomness keeps buckets from firing in
+ * step). */
+static bool
+fair_due(struct bucket *b)
+{
+	uint64_t now = pli_now_ns();
+	if (now < b->fair_deadline)
+		return false;
+	uint64_t span = (uint64_t)__atomic_load_n(
+	    &pli_tuning()->pub.fair_interval_us, __ATOMIC_RELAXED) * 1000;
+	uint32_t x = b->rng ? b->rng : (uint32_t)now | 1;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	b->rng = x;
+	/* An interval of 0 leaves the deadline expired: always fair. */
+	b->fair_deadline = span ? now + x % (span + 1) : 0;
+	return true;
+}
+
+/* ---- waking ----------------------------------------------------------- */
+
+/* Called with no bucket lock held, for a waiter already dequeued. */
+static void
+wake(struct waiter *w)
+{
+	if (__atomic_exchange_n(&w->futex, 0, __ATOMIC_RELEASE) == 2)
+		pli_futex_wake(&w->futex, 1);
+}
+
+static void
+wake_list(struct waiter *w)
+{
+	while (w) {
+		/* Read the link first: once woken, w may park again. */
+		struct waiter *n = w->wake_next;
+		wake(w);
+		w = n;
+	}
+}
+
+/* Mark w dequeued with its token, under its bucket lock. */
+static inline void
+release_waiter(struct waiter *w, uintptr_t token)
+{
+	w->unpark_token = token;
+	w->queued = false;
+}
+
+/* ---- per-thread records and growth ----------------------------------- */
+
+static void
+grow(size_t nthreads)
+{
+	for (;;) {
+		struct table *old = __atomic_load_n(&current_table,
+		    __ATOMIC_ACQUIRE);
+		if (nthreads <= LOAD_FACTOR * old->size)
+			return;
+		/* Twice the buckets needed at LOAD_FACTOR threads each. */
+		size_t need = 2 * ((nthreads + LOAD_FACTOR - 1) / LOAD_FACTOR);
+		unsigned bits = INITIAL_BITS;
+		while (((size_t)1 << bits) < need)
+			bits++;
+		size_t size = (size_t)1 << bits;
+		struct table *t = pli_alloc_aligned(sizeof *t);
+		struct bucket *bk = pli_alloc_aligned(size * sizeof *bk);
+		if (t == NULL || bk == NULL) {
+			/* Keep the old table: longer chains, still correct. */
+			pli_free_aligned(t);
+			pli_free_aligned(bk);
+			return;
+		}
+		t->size = size;
+		t->shift = 64 - bits;
+		t->buckets = bk;
+
+		lock_all(old);
+		if (old != __atomic_load_n(&current_table, __ATOMIC_RELAXED)) {
+			unlock_all(old);
+			pli_free_aligned(bk);
+			pli_free_aligned(t);
+			continue;
+		}
+		/* Move whole queues: a queue's waiters share its address. */
+		for (size_t i = 0; i < old->size; i++) {
+			struct waiter *q = old->buckets[i].queues;
+			while (q) {
+				struct waiter *nq = q->next_queue;
+				struct bucket *nb =
+				    &bk[hash_addr(q->addr, t->shift)];
+				q->next_queue = nb->queues;
+				nb->queues = q;
+				q = nq;
+			}
+			old->buckets[i].queues = NULL;
+		}
+		t->prev = old;
+		__atomic_fetch_add(&retired_bytes,
+		    old->size * sizeof(struct bucket), __ATOMIC_RELAXED);
+		__atomic_store_n(&current_table, t, __ATOMIC_RELEASE);
+		unlock_all(old);
+		return;
+	}
+}
+
+static void
+self_destroy(void *p)
+{
+	/* Runs at thread exit.  The thread is not parked (it is exiting), so
+	 * its record is in no queue; a waker that dequeued it last time has
+	 * finished with it once pl_park saw the wake word at 0, except for
+	 * the stray FUTEX_WAKE discussed at the top of this file. */
+	self = NULL;
+	pli_free_aligned(p);
+	__atomic_fetch_sub(&live_threads, 1, __ATOMIC_RELAXED);
+}
+
+/* The calling thread's record, created on its first park.  If it cannot
+ * be allocated, the caller's stack record serves for this one park. */
+static struct waiter *
+get_self(struct waiter *fallback)
+{
+	struct waiter *w = self;
+	if (w)
+		return w;
+	if (self_key_ok) {
+		w = pli_alloc_aligned(sizeof *w);
+		if (w && pthread_setspecific(self_key, w) == 0) {
+			self = w;
+			size_t n = __atomic_add_fetch(&live_threads, 1,
+			    __ATOMIC_RELAXED);
+			if (n > LOAD_FACTOR * __atomic_load_n(&current_table,
+			                           __ATOMIC_ACQUIRE)->size)
+				grow(n);
+			return w;
+		}
+		pli_free_aligned(w);
+	}
+	memset(fallback, 0, sizeof *fallback);
+	return fallback;
+}
+
+/* ---- fork ------------------------------------------------------------- */
+
+static struct table *fork_table;
+
+/* Before fork: hold every bucket, so the child never inherits a bucket
+ * locked by a thread that does not exist there. */
+static void
+atfork_prepare(void)
+{
+	(void)pli_tuning(); /* never first read under the bucket locks */
+	fork_table = lock_current_table();
+}
+
+static void
+atfork_parent(void)
+{
+	unlock_all(fork_table);
+}
+
+/* In the child only the forking thread exists.  Every queued waiter
+ * belonged to another thread: drop them all.  A lock word may still say
+ * PARKED; its next unlock finds the queue empty and clears the bit. */
+static void
+atfork_child(void)
+{
+	struct table *t = fork_table;
+	for (size_t i = 0; i < t->size; i++) {
+		t->buckets[i].queues = NULL;
+		t->buckets[i].lock = 0;
+	}
+	live_threads = self ? 1 : 0;
+}
+
+__attribute__((constructor)) static void
+lot_init(void)
+{
+	self_key_ok = pthread_key_create(&self_key, self_destroy) == 0;
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* ---- park ------------------------------------------------------------- */
+
+/* Lock the bucket w is queued in (or was dequeued from).  Requeue changes
+ * w->addr holding both buckets' locks, so once we hold the bucket of the
+ * address we read and w->addr still names it, it cannot change. */
+static struct bucket *
+lock_waiter_bucket(struct waiter *w, const void **addr)
+{
+	for (;;) {
+		const void *a = __atomic_load_n(&w->addr, __ATOMIC_RELAXED);
+		struct bucket *b = lock_bucket(a);
+		if (__atomic_load_n(&w->addr, __ATOMIC_RELAXED) == a) {
+			*addr = a;
+			return b;
+		}
+		bucket_unlock(b);
+	}
+}
+
+/* Sleep until the wake word is 0 or the deadline passes. */
+static int
+sleep_on(struct waiter *w, const struct timespec *deadline)
+{
+	uint32_t v;
+	while ((v = __atomic_load_n(&w->futex, __ATOMIC_ACQUIRE)) != 0) {
+		if (v == 1 && !__atomic_compare_exchange_n(&w->futex, &v, 2,
+		                  false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			continue;
+		/* EINTR and spurious wakes loop: signals never shorten a
+		 * park; the deadline is absolute, so restarting is exact. */
+		if (pli_futex_wait(&w->futex, 2, deadline) == ETIMEDOUT)
+			return ETIMEDOUT;
+	}
+	return 0;
+}
+
+pl_park_result_t
+pl_park(const void *addr, bool (*validate)(void *ctx),
+    void (*before_sleep)(void *ctx),
+    void (*timed_out)(void *ctx, const void *addr, bool was_last), void *ctx,
+    uintptr_t park_token, const struct timespec *deadline)
+{
+	pl_park_result_t res = { PL_PARK_INVALID, 0 };
+	if (!pli_deadline_valid(deadline)) {
+		errno = EINVAL;
+		return res;
+	}
+	(void)pli_tuning(); /* first use reads the topology: not under a lock */
+	struct waiter fallback;
+	struct waiter *w = get_self(&fallback);
+	if (__atomic_load_n(&w->futex, __ATOMIC_RELAXED) != 0)
+		pli_fatal("pl_park: thread is already parked on %p "
+		          "(pl_park called from a park callback?)",
+		    __atomic_load_n(&w->addr, __ATOMIC_RELAXED));
+
+	struct bucket *b = lock_bucket(addr);
+	if (validate && !validate(ctx)) {
+		bucket_unlock(b);
+		return res;
+	}
+	w->park_token = park_token;
+	w->unpark_token = PL_UNPARK_TOKEN_DEFAULT;
+	w->queued = true;
+	w->enqueue_ns = pli_now_ns();
+	__atomic_store_n(&w->addr, addr, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->futex, 1, __ATOMIC_RELAXED);
+	w->next = NULL;
+	append(b, addr, w, w);
+	bucket_unlock(b);
+
+	if (before_sleep)
+		before_sleep(ctx);
+
+	if (sleep_on(w, deadline) == ETIMEDOUT) {
+		const void *a;
+		b = lock_waiter_bucket(w, &a);
+		if (w->queued) {
+			struct waiter **link;
+			find_queue(b, a, &link);
+			unlink_waiter(link, w);
+			w->queued = false;
+			__atomic_store_n(&w->futex, 0, __ATOMIC_RELAXED);
+			if (timed_out) {
+				struct waiter **l2;
+				timed_out(ctx, a, find_queue(b, a, &l2) == NULL);
+			}
+			bucket_unlock(b);
+			res.status = PL_PARK_TIMED_OUT;
+			return res;
+		}
+		bucket_unlock(b);
+		/* Dequeued by a waker that has not set the word yet: it will,
+		 * right after unlocking the bucket.  Wait for it, so no late
+		 * write lands on a later park. */
+		sleep_on(w, NULL);
+	}
+	res.status = PL_PARK_UNPARKED;
+	res.token = w->unpark_token;
+	return res;
+}
+
+/* ---- unpark ----------------------------------------------------------- */
+
+pl_unpark_result_t
+pl_unpark_one(const void *addr,
+    uintptr_t (*callback)(pl_unpark_result_t r, void *ctx), void *ctx)
+{
+	pl_unpark_result_t r = { 0, 0, false, false };
+	(void)pli_tuning();
+	struct bucket *b = lock_bucket(addr);
+	struct waiter **link;
+	struct waiter *w = find_queue(b, addr, &link);
+	if (w) {
+		unlink_waiter(link, w);
+		r.unparked = 1;
+		r.have_more = *link != NULL && (*link)->addr == addr;
+		r.be_fair = fair_due(b);
+	}
+	uintptr_t token = callback ? callback(r, ctx) : PL_UNPARK_TOKEN_DEFAULT;
+	if (w)
+		release_waiter(w, token);
+	bucket_unlock(b);
+	if (w)
+		wake(w);
+	return r;
+}
+
+size_t
+pl_unpark_all(const void *addr, uintptr_t token)
+{
+	size_t n = 0;
+	(void)pli_tuning();
+	struct bucket *b = lock_bucket(addr);
+	struct waiter **link;
+	struct waiter *q = find_queue(b, addr, &link);
+	if (q) {
+		*link = q->next_queue;
+		for (struct waiter *w = q; w; w = w->next) {
+			w->wake_next = w->next;
+			release_waiter(w, token);
+			n++;
+		}
+	}
+	bucket_unlock(b);
+	wake_list(q);
+	return n;
+}
+
+pl_unpark_result_t
+pl_unpark_filter(const void *addr,
+    pl_filter_op_t (*filter)(uintptr_t park_token, void *ctx),
+    uintptr_t (*callback)(pl_unpark_result_t r, void *ctx), void *ctx)
+{
+	pl_unpark_result_t r = { 0, 0, false, false };
+	struct waiter *woken = NULL, **woken_tail = &woken;
+	(void)pli_tuning();
+	struct bucket *b = lock_bucket(addr);
+	struct waiter **link;
+	struct waiter *w = find_queue(b, addr, &link);
+	while (w) {
+		struct waiter *next = w->next;
+		pl_filter_op_t op = filter ? filter(w->park_token, ctx)
+		                           : PL_FILTER_UNPARK;
+		if (op == PL_FILTER_STOP)
+			break;
+		if (op == PL_FILTER_UNPARK) {
+			unlink_waiter(link, w);
+			w->wake_next = NULL;
+			*woken_tail = w;
+			woken_tail = &w->wake_next;
+			r.unparked++;
+		}
+		w = next;
+	}
+	r.have_more = *link != NULL && (*link)->addr == addr;
+	if (r.unparked)
+		r.be_fair = fair_due(b);
+	uintptr_t token = callback ? callback(r, ctx) : PL_UNPARK_TOKEN_DEFAULT;
+	for (w = woken; w; w = w->wake_next)
+		release_waiter(w, token);
+	bucket_unlock(b);
+	wake_list(woken);
+	return r;
+}
+
+pl_unpark_result_t
+pl_unpark_requeue(const void *from, const void *to,
+    pl_requeue_op_t (*validate)(void *ctx),
+    uintptr_t (*callback)(pl_requeue_op_t op, pl_unpark_result_t r,
+        void *ctx),
+    void *ctx)
+{
+	pl_unpark_result_t r = { 0, 0, false, false };
+	struct bucket *bf, *bt;
+	(void)pli_tuning();
+	lock_bucket_pair(from, to, &bf, &bt);
+	pl_requeue_op_t op = validate ? validate(ctx)
+	                              : PL_REQUEUE_ONE_REQUEUE_REST;
+	if (op == PL_REQUEUE_ABORT) {
+		unlock_bucket_pair(bf, bt);
+		return r;
+	}
+
+	struct waiter **link;
+	struct waiter *woken = NULL, *first = NULL, *last = NULL;
+	struct waiter *head = find_queue(bf, from, &link);
+	if (head && (op == PL_REQUEUE_ONE_REQUEUE_REST ||
+	                op == PL_REQUEUE_ONE)) {
+		woken = head;
+		unlink_waiter(link, head);
+		head = *link != NULL && (*link)->addr == from ? *link : NULL;
+		r.unparked = 1;
+	}
+	if (head && op != PL_REQUEUE_ONE) {
+		/* Detach the waiters to move: all, or only the head. */
+		first = head;
+		if (op == PL_REQUEUE_REQUEUE_ONE) {
+			last = head;
+			unlink_waiter(link, head);
+		} else {
+			last = head->tail;
+			*link = head->next_queue;
+		}
+		for (struct waiter *w = first;; w = w->next) {
+			__atomic_store_n(&w->addr, to, __ATOMIC_RELAXED);
+			r.requeued++;
+			if (w == last)
+				break;
+		}
+	}
+	struct waiter **l2;
+	r.have_more = find_queue(bf, from, &l2) != NULL;
+	if (first)
+		append(bt, to, first, last);
+	if (woken)
+		r.be_fair = fair_due(bf);
+	uintptr_t token = callback ? callback(op, r, ctx)
+	                           : PL_UNPARK_TOKEN_DEFAULT;
+	if (woken)
+		release_waiter(woken, token);
+	unlock_bucket_pair(bf, bt);
+	if (woken)
+		wake(woken);
+	return r;
+}
+
+/* ---- introspection ---------------------------------------------------- */
+
+size_t
+pli_lot_live_threads(void)
+{
+	return __atomic_load_n(&live_threads, __ATOMIC_RELAXED);
+}
+
+size_t
+pli_lot_buckets(void)
+{
+	return __atomic_load_n(&current_table, __ATOMIC_ACQUIRE)->size;
+}
+
+size_t
+pli_lot_retired_bytes(void)
+{
+	return __atomic_load_n(&retired_bytes, __ATOMIC_RELAXED);
+}
+
+size_t
+pli_lot_bucket_of(const void *addr)
+{
+	struct table *t = __atomic_load_n(&current_table, __ATOMIC_ACQUIRE);
+	return hash_addr(addr, t->shift);
+}

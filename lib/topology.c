@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The portable part of the topology: the processing units of the affinity
+ * mask (sched_getaffinity, else sysconf).  topology-hwloc.c refines it
+ * with cores and SMT siblings; topology-sysconf.c, built without hwloc,
+ * takes it as it is.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+void
+pli_topology_from_affinity(struct pli_topology *t)
+{
+	cpu_set_t set;
+	long n = 0;
+	if (sched_getaffinity(0, sizeof set, &set) == 0)
+		n = CPU_COUNT(&set);
+	if (n <= 0)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	t->pus = n > 0 ? (unsigned)n : 1;
+	t->cores = t->pus; /* unknown: every PU a core of its own */
+	t->pus_per_core = 1;
+	t->source = "sysconf";
+}

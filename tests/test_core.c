@@ -1,0 +1,1369 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests of the parking lot core (core.h): park, the unpark family,
+ * requeue, filter, fairness reporting, table growth, colliding addresses,
+ * fork and thread exit.
+ *
+ * Whether a thread is parked is never guessed from elapsed time: the tests
+ * count the threads queued on an address with pl_unpark_filter (a filter
+ * that skips everybody) and poll that count with a hard timeout.
+ */
+#include "testutil.h"
+
+TU_CRITERION_MAIN_SERIAL()
+
+TestSuite(core, .timeout = 30);
+
+/* ------------------------------------------------------------------ */
+/* A thread that parks once and records everything it saw.             */
+
+struct parker {
+	/* input */
+	const void *addr;
+	uintptr_t park_token;
+	bool timed;
+	struct timespec deadline;
+	bool (*validate)(void *ctx);
+	void (*before_sleep)(void *ctx);
+	/* output */
+	pl_park_result_t res;
+	int64_t returned_ns;
+	unsigned timed_out_calls;
+	const void *timed_out_addr;
+	bool was_last;
+	int done; /* atomic */
+	pthread_t thread;
+};
+
+static void
+parker_timed_out(void *ctx, const void *addr, bool was_last)
+{
+	struct parker *p = ctx;
+	p->timed_out_calls++;
+	p->timed_out_addr = addr;
+	p->was_last = was_last;
+}
+
+static void *
+parker_main(void *arg)
+{
+	struct parker *p = arg;
+	p->res = pl_park(p->addr, p->validate, p->before_sleep, parker_timed_out,
+	    p, p->park_token, p->timed ? &p->deadline : NULL);
+	p->returned_ns = tu_now_ns();
+	__atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void
+parker_setup(struct parker *p, const void *addr, uintptr_t park_token)
+{
+	memset(p, 0, sizeof(*p));
+	p->addr = addr;
+	p->park_token = park_token;
+}
+
+static void
+parker_start(struct parker *p)
+{
+	p->thread = tu_spawn(parker_main, p);
+}
+
+static bool
+parker_done(struct parker *p)
+{
+	return __atomic_load_n(&p->done, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Start the parkers one after another on addr, each only once the previous
+ * one is verifiably queued, so that the queue order is known.  already is
+ * the number of threads queued on addr before. */
+static void
+park_in_order(struct parker *ps, size_t n, size_t already)
+{
+	for (size_t i = 0; i < n; i++) {
+		parker_start(&ps[i]);
+		ASSERT_PARKED(ps[i].addr, already + i + 1);
+	}
+}
+
+static void
+parker_join(struct parker *p)
+{
+	cr_assert(tu_wait_int_eq(&p->done, 1, TU_WAIT_NS),
+	    "a parked thread did not return");
+	tu_join(p->thread);
+}
+
+static void
+assert_unparked_with(const struct parker *p, uintptr_t token, const char *who)
+{
+	cr_assert(p->res.status == PL_PARK_UNPARKED,
+	    "%s: status %d, expected PL_PARK_UNPARKED", who, (int)p->res.status);
+	cr_assert(p->res.token == token, "%s: token %#lx, expected %#lx", who,
+	    (unsigned long)p->res.token, (unsigned long)token);
+	cr_assert(p->timed_out_calls == 0, "%s: timed_out was called", who);
+}
+
+/* An unpark callback that records its calls and returns a chosen token. */
+struct cbrec {
+	unsigned calls;
+	pl_unpark_result_t r;
+	uintptr_t token;
+};
+
+static uintptr_t
+cbrec_cb(pl_unpark_result_t r, void *ctx)
+{
+	struct cbrec *c = ctx;
+	c->calls++;
+	c->r = r;
+	return c->token;
+}
+
+/* Call counters for validate / before_sleep / timed_out run in the calling
+ * thread, with the order of the calls. */
+struct calls {
+	unsigned validate, before_sleep, timed_out;
+	unsigned seq, validate_at, before_sleep_at;
+	bool validate_ret;
+	const void *timed_out_addr;
+	bool was_last;
+	void *ctx_seen;
+};
+
+static bool
+calls_validate(void *ctx)
+{
+	struct calls *c = ctx;
+	c->validate++;
+	c->validate_at = ++c->seq;
+	c->ctx_seen = ctx;
+	return c->validate_ret;
+}
+
+static void
+calls_before_sleep(void *ctx)
+{
+	struct calls *c = ctx;
+	c->before_sleep++;
+	c->before_sleep_at = ++c->seq;
+}
+
+static void
+calls_timed_out(void *ctx, const void *addr, bool was_last)
+{
+	struct calls *c = ctx;
+	c->timed_out++;
+	c->timed_out_addr = addr;
+	c->was_last = was_last;
+}
+
+/* ------------------------------------------------------------------ */
+/* 1. validate returning false                                         */
+
+Test(core, validate_false_returns_invalid_without_sleeping, .timeout = 30)
+{
+	static char addr;
+	struct calls c = { .validate_ret = false };
+	/* A deadline keeps the test bounded should the thread sleep anyway;
+	 * then the status would be PL_PARK_TIMED_OUT and the test fail. */
+	struct timespec dl = tu_deadline_in(5 * TU_SEC);
+	int64_t t0 = tu_now_ns();
+	pl_park_result_t r = pl_park(&addr, calls_validate, calls_before_sleep,
+	    calls_timed_out, &c, 42, &dl);
+	int64_t took = tu_now_ns() - t0;
+
+	cr_assert(r.status == PL_PARK_INVALID, "status %d", (int)r.status);
+	cr_assert(r.token == 0, "token %#lx", (unsigned long)r.token);
+	cr_assert(c.validate == 1, "validate called %u times", c.validate);
+	cr_assert(c.ctx_seen == &c, "validate got the wrong ctx");
+	cr_assert(c.before_sleep == 0, "before_sleep called");
+	cr_assert(c.timed_out == 0, "timed_out called");
+	cr_assert(took < 1 * TU_SEC, "pl_park took %lld ns", (long long)took);
+	cr_assert(count_parked(&addr) == 0, "a thread stayed queued");
+
+	/* The same with no deadline at all: must not sleep either. */
+	memset(&c, 0, sizeof(c));
+	r = pl_park(&addr, calls_validate, calls_before_sleep, calls_timed_out,
+	    &c, 42, NULL);
+	cr_assert(r.status == PL_PARK_INVALID && r.token == 0);
+	cr_assert(c.validate == 1 && c.before_sleep == 0 && c.timed_out == 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* 2. deadlines                                                        */
+
+Test(core, past_and_near_deadlines_time_out_alone, .timeout = 30)
+{
+	static char addr;
+	const struct timespec zero = { 0, 0 };
+	const struct timespec deadlines[] = {
+		zero,                        /* long past */
+		tu_deadline_in(-10 * TU_MS), /* just past */
+		tu_deadline_in(20 * TU_MS),  /* near future */
+	};
+	for (size_t i = 0; i < sizeof(deadlines) / sizeof(deadlines[0]); i++) {
+		struct timespec dl = deadlines[i];
+		struct calls c = { .validate_ret = true };
+		pl_park_result_t r = pl_park(&addr, calls_validate,
+		    calls_before_sleep, calls_timed_out, &c, 7, &dl);
+		int64_t after = tu_now_ns();
+
+		cr_assert(r.status == PL_PARK_TIMED_OUT, "[%zu] status %d", i,
+		    (int)r.status);
+		cr_assert(r.token == 0, "[%zu] token %#lx", i,
+		    (unsigned long)r.token);
+		cr_assert(c.validate == 1, "[%zu] validate called %u times", i,
+		    c.validate);
+		cr_assert(c.before_sleep == 1,
+		    "[%zu] before_sleep called %u times", i, c.before_sleep);
+		cr_assert(c.timed_out == 1, "[%zu] timed_out called %u times", i,
+		    c.timed_out);
+		cr_assert(c.timed_out_addr == &addr, "[%zu] timed_out addr %p",
+		    i, c.timed_out_addr);
+		cr_assert(c.was_last, "[%zu] was_last false with nobody else", i);
+		cr_assert(after >= tu_ts_to_ns(&dl),
+		    "[%zu] returned %lld ns before its deadline", i,
+		    (long long)(tu_ts_to_ns(&dl) - after));
+		cr_assert(count_parked(&addr) == 0, "[%zu] left in the queue", i);
+	}
+}
+
+Test(core, timeouts_report_was_last, .timeout = 30)
+{
+	static char addr;
+	/* B parks first with the later deadline, then A (this thread) parks
+	 * with a deadline that is nearly due: A times out while B is still
+	 * queued (was_last false), then B times out alone (was_last true). */
+	struct parker b;
+	parker_setup(&b, &addr, 2);
+	b.timed = true;
+	b.deadline = tu_deadline_in(1 * TU_SEC);
+	parker_start(&b);
+	ASSERT_PARKED(&addr, 1);
+
+	struct calls a = { .validate_ret = true };
+	struct timespec adl = tu_deadline_in(10 * TU_MS);
+	pl_park_result_t r = pl_park(&addr, calls_validate, NULL,
+	    calls_timed_out, &a, 1, &adl);
+	int64_t a_after = tu_now_ns();
+	cr_assert(r.status == PL_PARK_TIMED_OUT, "A: status %d", (int)r.status);
+	cr_assert(a.timed_out == 1, "A: timed_out called %u times",
+	    a.timed_out);
+	cr_assert(a.timed_out_addr == &addr);
+	cr_assert(a_after >= tu_ts_to_ns(&adl), "A returned before deadline");
+	cr_assert(!parker_done(&b),
+	    "B timed out before A: the machine is far too slow for this test");
+	cr_assert(!a.was_last, "A: was_last true while B was still parked");
+	cr_assert(count_parked(&addr) == 1);
+
+	parker_join(&b);
+	cr_assert(b.res.status == PL_PARK_TIMED_OUT, "B: status %d",
+	    (int)b.res.status);
+	cr_assert(b.res.token == 0);
+	cr_assert(b.timed_out_calls == 1, "B: timed_out called %u times",
+	    b.timed_out_calls);
+	cr_assert(b.timed_out_addr == &addr);
+	cr_assert(b.was_last, "B: was_last false although alone");
+	cr_assert(b.returned_ns >= tu_ts_to_ns(&b.deadline),
+	    "B returned %lld ns before its deadline",
+	    (long long)(tu_ts_to_ns(&b.deadline) - b.returned_ns));
+	cr_assert(count_parked(&addr) == 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* 3. malformed deadlines                                              */
+
+Test(core, malformed_deadline_is_einval, .timeout = 30)
+{
+	static char addr;
+	const struct timespec bad[] = {
+		{ 0, 1000000000L },
+		{ 1, 1000000000L },
+		{ 0, -1 },
+		{ -1, 0 },
+		{ -1, 500 },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct calls c = { .validate_ret = true };
+		errno = 0;
+		pl_park_result_t r = pl_park(&addr, calls_validate,
+		    calls_before_sleep, calls_timed_out, &c, 0, &bad[i]);
+		int e = errno;
+		cr_assert(r.status == PL_PARK_INVALID, "[%zu] status %d", i,
+		    (int)r.status);
+		cr_assert(r.token == 0);
+		cr_assert(e == EINVAL, "[%zu] errno %d, expected EINVAL", i, e);
+		cr_assert(c.validate == 0, "[%zu] validate was called", i);
+		cr_assert(c.before_sleep == 0 && c.timed_out == 0,
+		    "[%zu] a callback was called", i);
+		cr_assert(count_parked(&addr) == 0);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* 4. FIFO order of pl_unpark_one                                      */
+
+Test(core, unpark_one_is_fifo, .timeout = 30)
+{
+	enum { N = 8 };
+	static char addr;
+	struct parker ps[N];
+	for (size_t i = 0; i < N; i++)
+		parker_setup(&ps[i], &addr, 0x100 + i);
+	park_in_order(ps, N, 0);
+
+	for (size_t k = 0; k < N; k++) {
+		struct cbrec cb = { .token = 1000 + k };
+		pl_unpark_result_t r = pl_unpark_one(&addr, cbrec_cb, &cb);
+		bool more = k < N - 1;
+		cr_assert(cb.calls == 1, "[%zu] callback called %u times", k,
+		    cb.calls);
+		cr_assert(cb.r.unparked == 1, "[%zu] callback saw unparked %zu", k,
+		    cb.r.unparked);
+		cr_assert(cb.r.have_more == more, "[%zu] callback have_more %d", k,
+		    cb.r.have_more);
+		cr_assert(r.unparked == 1 && r.requeued == 0,
+		    "[%zu] result unparked %zu requeued %zu", k, r.unparked,
+		    r.requeued);
+		cr_assert(r.have_more == more, "[%zu] result have_more %d", k,
+		    r.have_more);
+	}
+	for (size_t i = 0; i < N; i++) {
+		char who[32];
+		parker_join(&ps[i]);
+		snprintf(who, sizeof(who), "parker %zu", i);
+		assert_unparked_with(&ps[i], 1000 + i, who);
+	}
+
+	/* Nobody left: the callback still runs exactly once. */
+	struct cbrec cb = { .token = 5 };
+	pl_unpark_result_t r = pl_unpark_one(&addr, cbrec_cb, &cb);
+	cr_assert(cb.calls == 1, "callback called %u times on an empty queue",
+	    cb.calls);
+	cr_assert(cb.r.unparked == 0 && !cb.r.have_more,
+	    "empty queue: callback saw unparked %zu have_more %d",
+	    cb.r.unparked, cb.r.have_more);
+	cr_assert(r.unparked == 0 && !r.have_more && r.requeued == 0);
+	cr_assert(!r.be_fair, "be_fair reported with nobody parked");
+	/* NULL callback is allowed. */
+	r = pl_unpark_one(&addr, NULL, NULL);
+	cr_assert(r.unparked == 0 && !r.have_more);
+}
+
+/* ------------------------------------------------------------------ */
+/* 5. park tokens are visible to pl_unpark_filter                      */
+
+Test(core, park_tokens_visible_in_fifo_order, .timeout = 30)
+{
+	enum { N = 5 };
+	static char addr;
+	const uintptr_t tokens[N] = { 0xdead, 7, UINTPTR_MAX, 0, 0x5555 };
+	struct parker ps[N];
+	for (size_t i = 0; i < N; i++)
+		parker_setup(&ps[i], &addr, tokens[i]);
+	park_in_order(ps, N, 0);
+
+	uintptr_t seen[N + 4];
+	size_t n = parked_tokens(&addr, seen, N + 4);
+	cr_assert(n == N, "filter saw %zu threads", n);
+	for (size_t i = 0; i < N; i++)
+		cr_assert(seen[i] == tokens[i], "position %zu: token %#lx, "
+		    "expected %#lx", i, (unsigned long)seen[i],
+		    (unsigned long)tokens[i]);
+
+	/* Looking did not disturb anybody. */
+	for (size_t i = 0; i < N; i++)
+		cr_assert(!parker_done(&ps[i]));
+
+	cr_assert(pl_unpark_all(&addr, 3) == N);
+	for (size_t i = 0; i < N; i++) {
+		parker_join(&ps[i]);
+		assert_unparked_with(&ps[i], 3, "parker");
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* 6. pl_unpark_all                                                    */
+
+Test(core, unpark_all_wakes_everyone, .timeout = 30)
+{
+	enum { N = 5 };
+	static char addr, other;
+	struct parker ps[N], bystander;
+	for (size_t i = 0; i < N; i++)
+		parker_setup(&ps[i], &addr, i);
+	parker_setup(&bystander, &other, 99);
+	parker_start(&bystander);
+	ASSERT_PARKED(&other, 1);
+	park_in_order(ps, N, 0);
+
+	size_t n = pl_unpark_all(&addr, 0xabc);
+	cr_assert(n == N, "pl_unpark_all returned %zu", n);
+	for (size_t i = 0; i < N; i++) {
+		parker_join(&ps[i]);
+		assert_unparked_with(&ps[i], 0xabc, "parker");
+	}
+	cr_assert(pl_unpark_all(&addr, 0xabc) == 0,
+	    "pl_unpark_all on an empty address is not 0");
+	cr_assert(count_parked(&addr) == 0);
+
+	/* The thread on another address was not touched. */
+	cr_assert(!parker_done(&bystander));
+	cr_assert(count_parked(&other) == 1);
+	cr_assert(pl_unpark_all(&other, 4) == 1);
+	parker_join(&bystander);
+	assert_unparked_with(&bystander, 4, "bystander");
+}
+
+/* ------------------------------------------------------------------ */
+/* 7. requeue                                                          */
+
+struct rq {
+	pl_requeue_op_t op;
+	unsigned validate_calls, callback_calls;
+	pl_requeue_op_t cb_op;
+	pl_unpark_result_t cb_r;
+	uintptr_t token;
+};
+
+static pl_requeue_op_t
+rq_validate(void *ctx)
+{
+	struct rq *q = ctx;
+	q->validate_calls++;
+	return q->op;
+}
+
+static uintptr_t
+rq_callback(pl_requeue_op_t op, pl_unpark_result_t r, void *ctx)
+{
+	struct rq *q = ctx;
+	q->callback_calls++;
+	q->cb_op = op;
+	q->cb_r = r;
+	return q->token;
+}
+
+static void
+assert_result(pl_unpark_result_t r, size_t unparked, size_t requeued,
+    bool have_more, const char *what)
+{
+	cr_assert(r.unparked == unparked, "%s: unparked %zu, expected %zu", what,
+	    r.unparked, unparked);
+	cr_assert(r.requeued == requeued, "%s: requeued %zu, expected %zu",
+	    what, r.requeued, requeued);
+	cr_assert(r.have_more == have_more, "%s: have_more %d, expected %d",
+	    what, r.have_more, have_more);
+}
+
+/* Check the park tokens queued on addr, oldest first. */
+static void
+assert_queue(const void *addr, const uintptr_t *expect, size_t n,
+    const char *what)
+{
+	uintptr_t seen[64];
+	size_t got = parked_tokens(addr, seen, 64);
+	cr_assert(got == n, "%s: %zu queued, expected %zu", what, got, n);
+	for (size_t i = 0; i < n; i++)
+		cr_assert(seen[i] == expect[i],
+		    "%s: position %zu has token %#lx, expected %#lx", what, i,
+		    (unsigned long)seen[i], (unsigned long)expect[i]);
+}
+
+/* Wake everybody on addr one at a time; the k-th wake gives token base+k. */
+static void
+unpark_sequentially(const void *addr, size_t n, uintptr_t base)
+{
+	for (size_t k = 0; k < n; k++) {
+		struct cbrec cb = { .token = base + k };
+		pl_unpark_result_t r = pl_unpark_one(addr, cbrec_cb, &cb);
+		cr_assert(r.unparked == 1, "wake %zu found nobody", k);
+		cr_assert(r.have_more == (k + 1 < n), "wake %zu: have_more %d", k,
+		    r.have_more);
+	}
+}
+
+Test(core, requeue_abort_moves_nothing, .timeout = 30)
+{
+	enum { N = 3 };
+	static char from, to;
+	struct parker ps[N];
+	for (size_t i = 0; i < N; i++)
+		parker_setup(&ps[i], &from, 10 + i);
+	park_in_order(ps, N, 0);
+
+	struct rq q = { .op = PL_REQUEUE_ABORT, .token = 77 };
+	pl_unpark_result_t r = pl_unpark_requeue(&from, &to, rq_validate,
+	    rq_callback, &q);
+	cr_assert(q.validate_calls == 1, "validate called %u times",
+	    q.validate_calls);
+	cr_assert(q.callback_calls == 0, "callback called on ABORT");
+	assert_result(r, 0, 0, false, "ABORT");
+	cr_assert(!r.be_fair);
+	const uintptr_t expect[N] = { 10, 11, 12 };
+	assert_queue(&from, expect, N, "from after ABORT");
+	assert_queue(&to, NULL, 0, "to after ABORT");
+	for (size_t i = 0; i < N; i++)
+		cr_assert(!parker_done(&ps[i]), "parker %zu returned", i);
+
+	unpark_sequentially(&from, N, 500);
+	for (size_t i = 0; i < N; i++) {
+		parker_join(&ps[i]);
+		assert_unparked_with(&ps[i], 500 + i, "parker");
+	}
+}
+
+Test(core, requeue_one_requeue_rest, .timeout = 30)
+{
+	/* Two already on `to`, four on `from`: the oldest of `from` is woken,
+	 * the other three go behind the two, in their order. */
+	static char from, to;
+	struct parker on_to[2], on_from[4];
+	for (size_t i = 0; i < 2; i++)
+		parker_setup(&on_to[i], &to, 0x20 + i);
+	for (size_t i = 0; i < 4; i++)
+		parker_setup(&on_from[i], &from, 0x10 + i);
+	park_in_order(on_to, 2, 0);
+	park_in_order(on_from, 4, 0);
+
+	struct rq q = { .op = PL_REQUEUE_ONE_REQUEUE_REST, .token = 0x77 };
+	pl_unpark_result_t r = pl_unpark_requeue(&from, &to, rq_validate,
+	    rq_callback, &q);
+	cr_assert(q.validate_calls == 1 && q.callback_calls == 1,
+	    "validate %u, callback %u calls", q.validate_calls,
+	    q.callback_calls);
+	cr_assert(q.cb_op == PL_REQUEUE_ONE_REQUEUE_REST, "callback op %d",
+	    (int)q.cb_op);
+	assert_result(q.cb_r, 1, 3, false, "callback's view");
+	assert_result(r, 1, 3, false, "ONE_REQUEUE_REST");
+
+	parker_join(&on_from[0]);
+	assert_unparked_with(&on_from[0], 0x77, "oldest of from");
+
+	assert_queue(&from, NULL, 0, "from");
+	const uintptr_t expect[5] = { 0x20, 0x21, 0x11, 0x12, 0x13 };
+	assert_queue(&to, expect, 5, "to");
+
+	unpark_sequentially(&to, 5, 900);
+	parker_join(&on_to[0]);
+	parker_join(&on_to[1]);
+	assert_unparked_with(&on_to[0], 900, "to[0]");
+	assert_unparked_with(&on_to[1], 901, "to[1]");
+	for (size_t i = 1; i < 4; i++) {
+		parker_join(&on_from[i]);
+		assert_unparked_with(&on_from[i], 901 + i, "requeued");
+	}
+}
+
+Test(core, requeue_all, .timeout = 30)
+{
+	static char from, to;
+	struct parker on_to, on_from[3];
+	parker_setup(&on_to, &to, 0x30);
+	for (size_t i = 0; i < 3; i++)
+		parker_setup(&on_from[i], &from, 0x40 + i);
+	park_in_order(&on_to, 1, 0);
+	park_in_order(on_from, 3, 0);
+
+	struct rq q = { .op = PL_REQUEUE_REQUEUE_ALL, .token = 0x55 };
+	pl_unpark_result_t r = pl_unpark_requeue(&from, &to, rq_validate,
+	    rq_callback, &q);
+	cr_assert(q.callback_calls == 1, "callback called %u times",
+	    q.callback_calls);
+	cr_assert(q.cb_op == PL_REQUEUE_REQUEUE_ALL);
+	assert_result(q.cb_r, 0, 3, false, "callback's view");
+	assert_result(r, 0, 3, false, "REQUEUE_ALL");
+	for (size_t i = 0; i < 3; i++)
+		cr_assert(!parker_done(&on_from[i]), "requeued %zu woke", i);
+	assert_queue(&from, NULL, 0, "from");
+	const uintptr_t expect[4] = { 0x30, 0x40, 0x41, 0x42 };
+	assert_queue(&to, expect, 4, "to");
+
+	unpark_sequentially(&to, 4, 300);
+	parker_join(&on_to);
+	assert_unparked_with(&on_to, 300, "to[0]");
+	for (size_t i = 0; i < 3; i++) {
+		parker_join(&on_from[i]);
+		assert_unparked_with(&on_from[i], 301 + i, "requeued");
+	}
+}
+
+Test(core, requeue_one_wakes_oldest_moves_none, .timeout = 30)
+{
+	static char from, to;
+	struct parker ps[3];
+	for (size_t i = 0; i < 3; i++)
+		parker_setup(&ps[i], &from, 0x60 + i);
+	park_in_order(ps, 3, 0);
+
+	struct rq q = { .op = PL_REQUEUE_ONE, .token = 0x66 };
+	pl_unpark_result_t r = pl_unpark_requeue(&from, &to, rq_validate,
+	    rq_callback, &q);
+	cr_assert(q.callback_calls == 1 && q.cb_op == PL_REQUEUE_ONE);
+	assert_result(q.cb_r, 1, 0, true, "callback's view");
+	assert_result(r, 1, 0, true, "ONE with more");
+	parker_join(&ps[0]);
+	assert_unparked_with(&ps[0], 0x66, "oldest");
+	const uintptr_t rest[2] = { 0x61, 0x62 };
+	assert_queue(&from, rest, 2, "from");
+	assert_queue(&to, NULL, 0, "to");
+
+	/* Down to the last one: have_more false. */
+	q = (struct rq){ .op = PL_REQUEUE_ONE, .token = 0x67 };
+	r = pl_unpark_requeue(&from, &to, rq_validate, rq_callback, &q);
+	assert_result(r, 1, 0, true, "ONE, second");
+	q = (struct rq){ .op = PL_REQUEUE_ONE, .token = 0x68 };
+	r = pl_unpark_requeue(&from, &to, rq_validate, rq_callback, &q);
+	assert_result(q.cb_r, 1, 0, false, "callback's view of the last");
+	assert_result(r, 1, 0, false, "ONE, last");
+	parker_join(&ps[1]);
+	parker_join(&ps[2]);
+	assert_unparked_with(&ps[1], 0x67, "second");
+	assert_unparked_with(&ps[2], 0x68, "third");
+
+	/* Nobody left: callback still runs, nothing happens. */
+	q = (struct rq){ .op = PL_REQUEUE_ONE, .token = 0x69 };
+	r = pl_unpark_requeue(&from, &to, rq_validate, rq_callback, &q);
+	assert_result(r, 0, 0, false, "ONE on empty");
+}
+
+Test(core, requeue_requeue_one_moves_oldest, .timeout = 30)
+{
+	static char from, to;
+	struct parker on_to, ps[3];
+	parker_setup(&on_to, &to, 0x70);
+	for (size_t i = 0; i < 3; i++)
+		parker_setup(&ps[i], &from, 0x80 + i);
+	park_in_order(&on_to, 1, 0);
+	park_in_order(ps, 3, 0);
+
+	struct rq q = { .op = PL_REQUEUE_REQUEUE_ONE, .token = 0x99 };
+	pl_unpark_result_t r = pl_unpark_requeue(&from, &to, rq_validate,
+	    rq_callback, &q);
+	cr_assert(q.callback_calls == 1 && q.cb_op == PL_REQUEUE_REQUEUE_ONE);
+	assert_result(q.cb_r, 0, 1, true, "callback's view");
+	assert_result(r, 0, 1, true, "REQUEUE_ONE");
+	for (size_t i = 0; i < 3; i++)
+		cr_assert(!parker_done(&ps[i]), "parker %zu woke", i);
+	const uintptr_t on_from_expect[2] = { 0x81, 0x82 };
+	assert_queue(&from, on_from_expect, 2, "from");
+	const uintptr_t on_to_expect[2] = { 0x70, 0x80 };
+	assert_queue(&to, on_to_expect, 2, "to");
+
+	unpark_sequentially(&to, 2, 40);
+	parker_join(&on_to);
+	parker_join(&ps[0]);
+	assert_unparked_with(&on_to, 40, "to[0]");
+	assert_unparked_with(&ps[0], 41, "requeued");
+	cr_assert(pl_unpark_all(&from, 8) == 2);
+	parker_join(&ps[1]);
+	parker_join(&ps[2]);
+	assert_unparked_with(&ps[1], 8, "from[1]");
+	assert_unparked_with(&ps[2], 8, "from[2]");
+}
+
+Test(core, requeue_null_validate_is_one_requeue_rest, .timeout = 30)
+{
+	static char from, to;
+	struct parker ps[3];
+	for (size_t i = 0; i < 3; i++)
+		parker_setup(&ps[i], &from, 0x90 + i);
+	park_in_order(ps, 3, 0);
+	pl_unpark_result_t r = pl_unpark_requeue(&from, &to, NULL, NULL, NULL);
+	assert_result(r, 1, 2, false, "NULL validate");
+	parker_join(&ps[0]);
+	cr_assert(ps[0].res.status == PL_PARK_UNPARKED);
+	const uintptr_t expect[2] = { 0x91, 0x92 };
+	assert_queue(&to, expect, 2, "to");
+	cr_assert(pl_unpark_all(&to, 1) == 2);
+	parker_join(&ps[1]);
+	parker_join(&ps[2]);
+}
+
+Test(core, requeued_thread_times_out_on_target, .timeout = 30)
+{
+	static char from, to;
+	struct parker p;
+	parker_setup(&p, &from, 0xa0);
+	p.timed = true;
+	p.deadline = tu_deadline_in(1 * TU_SEC);
+	parker_start(&p);
+	ASSERT_PARKED(&from, 1);
+
+	struct rq q = { .op = PL_REQUEUE_REQUEUE_ALL };
+	pl_unpark_result_t r = pl_unpark_requeue(&from, &to, rq_validate,
+	    rq_callback, &q);
+	cr_assert(r.requeued == 1,
+	    "requeued %zu: did the thread time out within a second?",
+	    r.requeued);
+	cr_assert(count_parked(&to) == 1 && count_parked(&from) == 0);
+
+	parker_join(&p);
+	cr_assert(p.res.status == PL_PARK_TIMED_OUT, "status %d",
+	    (int)p.res.status);
+	cr_assert(p.timed_out_calls == 1);
+	cr_assert(p.timed_out_addr == &to,
+	    "timed_out saw %p, expected the target %p (from is %p)",
+	    p.timed_out_addr, (void *)&to, (void *)&from);
+	cr_assert(p.was_last);
+	cr_assert(p.returned_ns >= tu_ts_to_ns(&p.deadline));
+	cr_assert(count_parked(&to) == 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* 8. pl_unpark_filter with SKIP and STOP                              */
+
+struct filt {
+	unsigned filter_calls;
+	uintptr_t seen[16];
+	unsigned cb_calls;
+	pl_unpark_result_t r;
+};
+
+/* Wake odd tokens, skip even ones, stop at token 5. */
+static pl_filter_op_t
+odd_until_five(uintptr_t tok, void *ctx)
+{
+	struct filt *f = ctx;
+	if (f->filter_calls < 16)
+		f->seen[f->filter_calls] = tok;
+	f->filter_calls++;
+	if (tok == 5)
+		return PL_FILTER_STOP;
+	return (tok & 1) ? PL_FILTER_UNPARK : PL_FILTER_SKIP;
+}
+
+static uintptr_t
+filt_callback(pl_unpark_result_t r, void *ctx)
+{
+	struct filt *f = ctx;
+	f->cb_calls++;
+	f->r = r;
+	return 0x77;
+}
+
+Test(core, unpark_filter_skip_and_stop, .timeout = 30)
+{
+	enum { N = 6 };
+	static char addr;
+	struct parker ps[N];
+	for (size_t i = 0; i < N; i++)
+		parker_setup(&ps[i], &addr, i + 1); /* park tokens 1..6 */
+	park_in_order(ps, N, 0);
+
+	struct filt f = { 0 };
+	pl_unpark_result_t r = pl_unpark_filter(&addr, odd_until_five,
+	    filt_callback, &f);
+	cr_assert(f.filter_calls == 5, "filter called %u times, expected 5 "
+	    "(tokens 1..5, stop at 5)", f.filter_calls);
+	for (unsigned i = 0; i < 5; i++)
+		cr_assert(f.seen[i] == i + 1, "filter call %u saw token %lu", i,
+		    (unsigned long)f.seen[i]);
+	cr_assert(f.cb_calls == 1, "callback called %u times", f.cb_calls);
+	assert_result(f.r, 2, 0, true, "callback's view");
+	assert_result(r, 2, 0, true, "filter");
+
+	parker_join(&ps[0]);
+	parker_join(&ps[2]);
+	assert_unparked_with(&ps[0], 0x77, "token 1");
+	assert_unparked_with(&ps[2], 0x77, "token 3");
+	const uintptr_t rest[4] = { 2, 4, 5, 6 };
+	assert_queue(&addr, rest, 4, "after filter");
+	for (size_t i = 0; i < N; i++)
+		if (i != 0 && i != 2)
+			cr_assert(!parker_done(&ps[i]), "token %zu woke", i + 1);
+
+	unpark_sequentially(&addr, 4, 600);
+	const size_t order[4] = { 1, 3, 4, 5 };
+	for (size_t k = 0; k < 4; k++) {
+		parker_join(&ps[order[k]]);
+		assert_unparked_with(&ps[order[k]], 600 + k, "remaining");
+	}
+
+	/* On an empty address the callback still runs once. */
+	memset(&f, 0, sizeof(f));
+	r = pl_unpark_filter(&addr, odd_until_five, filt_callback, &f);
+	cr_assert(f.filter_calls == 0 && f.cb_calls == 1);
+	assert_result(r, 0, 0, false, "filter on empty");
+}
+
+/* ------------------------------------------------------------------ */
+/* 9. be_fair                                                          */
+
+Test(core, be_fair_follows_the_fairness_interval, .timeout = 30)
+{
+	static char addr;
+	struct pl_tuning saved, t;
+	pl_tuning_get(&saved);
+
+	/* Interval 0: every unpark that finds a thread must hand off. */
+	t = saved;
+	t.fair_interval_us = 0;
+	pl_tuning_set(&t);
+	pl_tuning_get(&t);
+	cr_assert(t.fair_interval_us == 0, "tuning did not take 0");
+	cr_assert(t.spin_limit == saved.spin_limit &&
+	    t.yield_limit == saved.yield_limit);
+
+	struct parker ps[3];
+	for (size_t i = 0; i < 3; i++)
+		parker_setup(&ps[i], &addr, i);
+	park_in_order(ps, 3, 0);
+	for (size_t k = 0; k < 3; k++) {
+		struct cbrec cb = { .token = k };
+		pl_unpark_result_t r = pl_unpark_one(&addr, cbrec_cb, &cb);
+		cr_assert(r.unparked == 1);
+		cr_assert(cb.r.be_fair, "[%zu] callback saw be_fair false with "
+		    "a zero fairness interval", k);
+		cr_assert(r.be_fair, "[%zu] be_fair false with a zero interval",
+		    k);
+	}
+	for (size_t i = 0; i < 3; i++) {
+		parker_join(&ps[i]);
+		assert_unparked_with(&ps[i], i, "parker");
+	}
+	struct cbrec cb = { 0 };
+	pl_unpark_result_t r = pl_unpark_one(&addr, cbrec_cb, &cb);
+	cr_assert(!r.be_fair && !cb.r.be_fair,
+	    "be_fair reported although nobody was parked");
+
+	/* Interval 10 s: the bucket's deadline expired under the 0 interval,
+	 * so the first unpark hands off and moves it up to 10 s ahead; the
+	 * second, right after, must not. */
+	t = saved;
+	t.fair_interval_us = 10 * 1000 * 1000;
+	pl_tuning_set(&t);
+	pl_tuning_get(&t);
+	cr_assert(t.fair_interval_us == 10 * 1000 * 1000);
+	struct parker qs[2];
+	for (size_t i = 0; i < 2; i++)
+		parker_setup(&qs[i], &addr, i);
+	park_in_order(qs, 2, 0);
+	struct cbrec c1 = { .token = 1 }, c2 = { .token = 2 };
+	pl_unpark_result_t r1 = pl_unpark_one(&addr, cbrec_cb, &c1);
+	pl_unpark_result_t r2 = pl_unpark_one(&addr, cbrec_cb, &c2);
+	cr_assert(r1.unparked == 1 && r2.unparked == 1);
+	cr_assert(r1.be_fair && c1.r.be_fair,
+	    "first unpark after an expired deadline: be_fair false");
+	cr_assert(!r2.be_fair && !c2.r.be_fair,
+	    "second quick unpark with a 10 s interval: be_fair true "
+	    "(the deadline did not move forward)");
+	for (size_t i = 0; i < 2; i++) {
+		parker_join(&qs[i]);
+		assert_unparked_with(&qs[i], i + 1, "parker");
+	}
+
+	pl_tuning_set(&saved);
+	pl_tuning_get(&t);
+	cr_assert(t.spin_limit == saved.spin_limit &&
+	    t.yield_limit == saved.yield_limit &&
+	    t.fair_interval_us == saved.fair_interval_us,
+	    "tuning not restored");
+}
+
+/* ------------------------------------------------------------------ */
+/* 10. table growth with threads parked                                */
+
+/* Create this thread's per-thread record (and the table) by parking
+ * with a deadline long past. */
+static bool
+warm_up_park(void)
+{
+	static char warm;
+	const struct timespec zero = { 0, 0 };
+	return pl_park(&warm, NULL, NULL, NULL, NULL, 0, &zero).status ==
+	    PL_PARK_TIMED_OUT;
+}
+
+Test(core, table_grows_under_256_parked_threads, .timeout = 60)
+{
+	enum { N = 256 };
+	static uintptr_t slots[N];
+	static struct parker ps[N];
+
+	cr_assert(warm_up_park());
+	size_t buckets_before = pli_lot_buckets();
+	size_t live_before = pli_lot_live_threads();
+	cr_assert(buckets_before > 0);
+	cr_assert(live_before >= 1, "this thread parked but is not counted");
+
+	for (size_t i = 0; i < N; i++) {
+		parker_setup(&ps[i], &slots[i], i);
+		parker_start(&ps[i]);
+	}
+	for (size_t i = 0; i < N; i++)
+		ASSERT_PARKED(&slots[i], 1);
+
+	size_t live = pli_lot_live_threads();
+	size_t buckets = pli_lot_buckets();
+	cr_assert(live == live_before + N, "live threads %zu, expected %zu",
+	    live, live_before + N);
+	cr_assert(buckets > buckets_before,
+	    "table did not grow: %zu buckets before and after %d threads",
+	    buckets, N);
+	cr_assert(buckets * 3 >= live,
+	    "%zu buckets for %zu threads: more than 3 per bucket", buckets,
+	    live);
+	/* Every thread is still where it parked, each alone. */
+	for (size_t i = 0; i < N; i++) {
+		uintptr_t tok = 0;
+		size_t n = parked_tokens(&slots[i], &tok, 1);
+		cr_assert(n == 1 && tok == i, "slot %zu: %zu parked, token %lu",
+		    i, n, (unsigned long)tok);
+	}
+
+	for (size_t i = 0; i < N; i++) {
+		struct cbrec cb = { .token = 5000 + i };
+		pl_unpark_result_t r = pl_unpark_one(&slots[i], cbrec_cb, &cb);
+		cr_assert(r.unparked == 1 && !r.have_more,
+		    "slot %zu: unparked %zu have_more %d", i, r.unparked,
+		    r.have_more);
+	}
+	for (size_t i = 0; i < N; i++) {
+		parker_join(&ps[i]);
+		assert_unparked_with(&ps[i], 5000 + i, "slot parker");
+	}
+	cr_assert(pli_lot_live_threads() == live_before,
+	    "live threads %zu after joining, expected %zu",
+	    pli_lot_live_threads(), live_before);
+}
+
+/* ------------------------------------------------------------------ */
+/* 11. colliding addresses do not disturb each other                   */
+
+struct warm_group {
+	int go;        /* atomic: set once the addresses are published */
+	size_t warmed; /* atomic: threads that made their record */
+};
+
+struct warm_parker {
+	struct parker p;
+	struct warm_group *g;
+};
+
+/* Make the per-thread record first, so that the table no longer grows;
+ * then wait for the address and park. */
+static void *
+warm_then_park_main(void *arg)
+{
+	struct warm_parker *w = arg;
+	bool ok = warm_up_park();
+	__atomic_fetch_add(&w->g->warmed, 1, __ATOMIC_ACQ_REL);
+	if (!ok || !tu_wait_int_eq(&w->g->go, 1, TU_WAIT_NS)) {
+		w->p.res.status = (pl_park_status_t)-1;
+		__atomic_store_n(&w->p.done, 1, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	return parker_main(&w->p);
+}
+
+static void
+warm_start(struct warm_parker *w, struct warm_group *g, uintptr_t token)
+{
+	parker_setup(&w->p, NULL, token);
+	w->g = g;
+	w->p.thread = tu_spawn(warm_then_park_main, w);
+}
+
+static uintptr_t candidates[16384];
+
+/* An address other than avoid in the same bucket as target. */
+static const void *
+find_colliding(const void *target, const void *avoid)
+{
+	size_t b = pli_lot_bucket_of(target);
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]);
+	     i++) {
+		const void *c = &candidates[i];
+		if (c != target && c != avoid && pli_lot_bucket_of(c) == b)
+			return c;
+	}
+	return NULL;
+}
+
+Test(core, colliding_address_wakes_only_its_own, .timeout = 30)
+{
+	enum { NA = 32 };
+	static uintptr_t a_word;
+	static struct warm_parker on_a[NA], on_b;
+	struct warm_group ga = { 0 }, gb = { 0 };
+
+	cr_assert(warm_up_park());
+	for (size_t i = 0; i < NA; i++)
+		warm_start(&on_a[i], &ga, i);
+	warm_start(&on_b, &gb, 0xb);
+	cr_assert(tu_wait_size_ge(&ga.warmed, NA, TU_WAIT_NS));
+	cr_assert(tu_wait_size_ge(&gb.warmed, 1, TU_WAIT_NS));
+
+	/* Every thread has its record: the table is final. */
+	size_t buckets = pli_lot_buckets();
+	const void *a = &a_word;
+	const void *b = find_colliding(a, NULL);
+	cr_assert(b != NULL, "no address collides with A among %zu",
+	    sizeof(candidates) / sizeof(candidates[0]));
+
+	for (size_t i = 0; i < NA; i++)
+		on_a[i].p.addr = a;
+	on_b.p.addr = b;
+	__atomic_store_n(&ga.go, 1, __ATOMIC_RELEASE);
+	ASSERT_PARKED(a, NA);
+	__atomic_store_n(&gb.go, 1, __ATOMIC_RELEASE);
+	ASSERT_PARKED(b, 1);
+
+	cr_assert(pli_lot_buckets() == buckets, "the table grew meanwhile");
+	cr_assert(pli_lot_bucket_of(a) == pli_lot_bucket_of(b),
+	    "A and B no longer share a bucket");
+
+	struct cbrec cb = { .token = 0xbeef };
+	pl_unpark_result_t r = pl_unpark_one(b, cbrec_cb, &cb);
+	cr_assert(cb.calls == 1);
+	assert_result(cb.r, 1, 0, false, "callback's view of B");
+	assert_result(r, 1, 0, false, "unpark B");
+	parker_join(&on_b.p);
+	assert_unparked_with(&on_b.p, 0xbeef, "B's thread");
+
+	cr_assert(count_parked(a) == NA, "A has %zu parked, expected %d",
+	    count_parked(a), NA);
+	for (size_t i = 0; i < NA; i++)
+		cr_assert(!parker_done(&on_a[i].p), "A's thread %zu woke", i);
+	cr_assert(count_parked(b) == 0);
+
+	/* And the other way round: waking one of A leaves B's queue empty
+	 * and reports A's remaining threads. */
+	memset(&cb, 0, sizeof(cb));
+	cb.token = 0xa0;
+	r = pl_unpark_one(a, cbrec_cb, &cb);
+	assert_result(r, 1, 0, true, "unpark one of A");
+	cr_assert(count_parked(a) == NA - 1);
+	cr_assert(pl_unpark_all(a, 0xa1) == NA - 1);
+	/* A's threads parked in no particular order: exactly one of them
+	 * got the first token. */
+	size_t first = 0;
+	for (size_t i = 0; i < NA; i++) {
+		parker_join(&on_a[i].p);
+		cr_assert(on_a[i].p.res.status == PL_PARK_UNPARKED);
+		if (on_a[i].p.res.token == 0xa0)
+			first++;
+		else
+			assert_unparked_with(&on_a[i].p, 0xa1, "A's thread");
+	}
+	cr_assert(first == 1, "%zu threads got the single unpark's token",
+	    first);
+}
+
+/* ------------------------------------------------------------------ */
+/* 12. fork with threads parked                                        */
+
+static pl_mutex_t fork_mutex = PL_MUTEX_INITIALIZER;
+static long fork_counter;
+
+static void *
+fork_child_worker(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 50000; i++) {
+		pl_mutex_lock(&fork_mutex);
+		fork_counter++;
+		pl_mutex_unlock(&fork_mutex);
+	}
+	return NULL;
+}
+
+/* Runs in the child; returns its exit status (0: all good). */
+static int
+fork_child(const void *x)
+{
+	tu_child_watchdog(20);
+
+	if (pl_unpark_all(x, 1) != 0)
+		return 10;
+	if (count_parked(x) != 0)
+		return 11;
+
+	struct calls c = { .validate_ret = true };
+	struct timespec dl = tu_deadline_in(20 * TU_MS);
+	pl_park_result_t r = pl_park(x, calls_validate, NULL, calls_timed_out,
+	    &c, 0, &dl);
+	if (r.status != PL_PARK_TIMED_OUT)
+		return 12;
+	if (c.timed_out != 1 || !c.was_last || c.timed_out_addr != x)
+		return 13;
+	if (!tu_reached(&dl))
+		return 14;
+
+	if (pl_mutex_is_locked(&fork_mutex))
+		return 15;
+#ifdef __SANITIZE_THREAD__
+	/* ThreadSanitizer cannot start threads in the child of a process
+	 * that had several ("dup thread with used id"), so under TSan the
+	 * child checks the mutex from its one thread; the normal and ASan
+	 * builds run the contended check below. */
+	pl_mutex_lock(&fork_mutex);
+	if (pl_mutex_trylock(&fork_mutex))
+		return 16;
+	pl_mutex_unlock(&fork_mutex);
+	fork_counter = 100000;
+#else
+	pl_mutex_lock(&fork_mutex);
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		if (tu_spawn_raw(&t[i], fork_child_worker, NULL) != 0)
+			return 16;
+	/* Both new threads must queue behind the lock this thread holds. */
+	if (!wait_parked(&fork_mutex, 2, TU_WAIT_NS))
+		return 17;
+	pl_mutex_unlock(&fork_mutex);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+#endif
+	if (fork_counter != 100000)
+		return 18;
+	if (__atomic_load_n(&fork_mutex.state, __ATOMIC_RELAXED) != 0)
+		return 19;
+	if (count_parked(&fork_mutex) != 0)
+		return 20;
+	return 0;
+}
+
+Test(core, fork_with_parked_threads, .timeout = 60)
+{
+	enum { N = 4 };
+	static char x;
+	struct parker ps[N];
+
+	/* The mutex has been used (contended paths initialised) but is free
+	 * at the fork. */
+	pl_mutex_lock(&fork_mutex);
+	pl_mutex_unlock(&fork_mutex);
+
+	for (size_t i = 0; i < N; i++)
+		parker_setup(&ps[i], &x, i);
+	park_in_order(ps, N, 0);
+
+	fflush(NULL);
+	pid_t pid = fork();
+	cr_assert(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0)
+		_exit(fork_child(&x));
+
+	int status = 0;
+	bool exited = tu_waitpid_bounded(pid, &status, 30 * TU_SEC);
+	cr_assert(exited, "the child hung (killed after 30 s)");
+	cr_assert(!WIFSIGNALED(status), "the child died of signal %d%s",
+	    WIFSIGNALED(status) ? WTERMSIG(status) : 0,
+	    WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM ?
+	        " (watchdog: it hung)" : "");
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "the child failed check %d (see fork_child)",
+	    WEXITSTATUS(status));
+
+	/* The parent's threads are untouched by all that. */
+	cr_assert(count_parked(&x) == N);
+	cr_assert(pl_unpark_all(&x, 0x4) == N);
+	for (size_t i = 0; i < N; i++) {
+		parker_join(&ps[i]);
+		assert_unparked_with(&ps[i], 0x4, "parent's parker");
+	}
+	cr_assert(fork_counter == 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* 13. per-thread data is freed at thread exit                         */
+
+Test(core, thread_exit_frees_per_thread_record, .timeout = 30)
+{
+	enum { N = 8 };
+	static char addr;
+	/* Any lazy initialisation by this thread happens before `before`. */
+	(void)count_parked(&addr);
+	size_t before = pli_lot_live_threads();
+
+	for (int round = 0; round < 3; round++) {
+		struct parker ps[N];
+		for (size_t i = 0; i < N; i++) {
+			parker_setup(&ps[i], &addr, i);
+			parker_start(&ps[i]);
+		}
+		ASSERT_PARKED(&addr, N);
+		size_t during = pli_lot_live_threads();
+		cr_assert(during == before + N,
+		    "round %d: %zu live threads with %d parked, expected %zu",
+		    round, during, N, before + N);
+		cr_assert(pl_unpark_all(&addr, 0) == N);
+		for (size_t i = 0; i < N; i++)
+			parker_join(&ps[i]);
+		/* pthread_join returns after the thread's key destructors. */
+		size_t after = pli_lot_live_threads();
+		cr_assert(after == before,
+		    "round %d: %zu live threads after join, expected %zu", round,
+		    after, before);
+	}
+
+	/* Threads whose only park timed out are freed as well. */
+	struct parker t;
+	parker_setup(&t, &addr, 0);
+	t.timed = true;
+	t.deadline = tu_deadline_in(0);
+	parker_start(&t);
+	parker_join(&t);
+	cr_assert(t.res.status == PL_PARK_TIMED_OUT);
+	cr_assert(pli_lot_live_threads() == before);
+}
+
+/* ------------------------------------------------------------------ */
+/* 14. before_sleep may call into the lot                              */
+
+struct bs_ctx {
+	const void *other;
+	unsigned seq, validate_at, before_sleep_at;
+	unsigned cb_calls;
+	pl_unpark_result_t r;
+	uintptr_t token;
+};
+
+static bool
+bs_validate(void *ctx)
+{
+	struct parker *p = ctx;
+	struct bs_ctx *b = (struct bs_ctx *)(uintptr_t)p->park_token;
+	b->validate_at = ++b->seq;
+	return true;
+}
+
+static uintptr_t
+bs_cb(pl_unpark_result_t r, void *ctx)
+{
+	struct bs_ctx *b = ctx;
+	b->cb_calls++;
+	b->r = r;
+	return b->token;
+}
+
+static void
+bs_unpark_other(void *ctx)
+{
+	struct parker *p = ctx;
+	struct bs_ctx *b = (struct bs_ctx *)(uintptr_t)p->park_token;
+	b->before_sleep_at = ++b->seq;
+	/* Would deadlock if the bucket (shared with `other`) were locked. */
+	pl_unpark_one(b->other, bs_cb, b);
+}
+
+static void
+bs_unpark_self(void *ctx)
+{
+	struct bs_ctx *b = ctx;
+	b->before_sleep_at = ++b->seq;
+	pl_unpark_one(b->other, bs_cb, b);
+}
+
+Test(core, before_sleep_may_unpark, .timeout = 30)
+{
+	static char x;
+	struct warm_group g1 = { 0 }, g2 = { 0 };
+	static struct warm_parker p1, p2;
+	struct bs_ctx b = { .token = 42 };
+
+	cr_assert(warm_up_park());
+	warm_start(&p1, &g1, 0x1);
+	/* p2's park token carries its context (the parker is the ctx). */
+	warm_start(&p2, &g2, (uintptr_t)&b);
+	p2.p.validate = bs_validate;
+	p2.p.before_sleep = bs_unpark_other;
+	cr_assert(tu_wait_size_ge(&g1.warmed, 1, TU_WAIT_NS));
+	cr_assert(tu_wait_size_ge(&g2.warmed, 1, TU_WAIT_NS));
+
+	/* Y shares X's bucket, so a before_sleep run with the bucket locked
+	 * would deadlock on it. */
+	size_t buckets = pli_lot_buckets();
+	const void *y = find_colliding(&x, NULL);
+	cr_assert(y != NULL);
+	b.other = y;
+	p1.p.addr = y;
+	p2.p.addr = &x;
+	__atomic_store_n(&g1.go, 1, __ATOMIC_RELEASE);
+	ASSERT_PARKED(y, 1);
+	__atomic_store_n(&g2.go, 1, __ATOMIC_RELEASE);
+
+	/* p2's before_sleep wakes p1. */
+	parker_join(&p1.p);
+	assert_unparked_with(&p1.p, 42, "thread on Y");
+	ASSERT_PARKED(&x, 1);
+	cr_assert(pli_lot_buckets() == buckets);
+	cr_assert(pli_lot_bucket_of(&x) == pli_lot_bucket_of(y));
+	cr_assert(b.cb_calls == 1 && b.r.unparked == 1 && !b.r.have_more);
+	cr_assert(b.validate_at == 1 && b.before_sleep_at == 2,
+	    "validate ran %u-th, before_sleep %u-th", b.validate_at,
+	    b.before_sleep_at);
+
+	struct cbrec cb = { .token = 7 };
+	pl_unpark_result_t r = pl_unpark_one(&x, cbrec_cb, &cb);
+	cr_assert(r.unparked == 1 && !r.have_more);
+	parker_join(&p2.p);
+	assert_unparked_with(&p2.p, 7, "thread on X");
+
+	/* before_sleep may even wake the very thread about to sleep (the
+	 * same race as any unpark between enqueue and sleep): pl_park must
+	 * then return at once with that token. */
+	static char z;
+	struct bs_ctx s = { .other = &z, .token = 99 };
+	struct timespec dl = tu_deadline_in(5 * TU_SEC);
+	pl_park_result_t pr = pl_park(&z, NULL, bs_unpark_self, NULL, &s, 0,
+	    &dl);
+	cr_assert(s.cb_calls == 1 && s.r.unparked == 1,
+	    "before_sleep did not find its own thread queued");
+	cr_assert(pr.status == PL_PARK_UNPARKED && pr.token == 99,
+	    "self-unpark from before_sleep lost: status %d token %lu",
+	    (int)pr.status, (unsigned long)pr.token);
+	cr_assert(count_parked(&z) == 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Allocation failure: parking still works without a per-thread record. */
+
+static bool
+fail_every_allocation(size_t size)
+{
+	(void)size;
+	return true;
+}
+
+Test(core, park_works_when_allocation_fails, .timeout = 30)
+{
+	enum { N = 4 };
+	static char addr;
+	(void)count_parked(&addr);
+	size_t live0 = pli_lot_live_threads();
+	pli_alloc_fail_hook = fail_every_allocation; /* before the threads */
+
+	struct parker ps[N];
+	for (size_t i = 0; i < N; i++)
+		parker_setup(&ps[i], &addr, 0x10 + i);
+	park_in_order(ps, N, 0);
+	cr_assert(pli_lot_live_threads() == live0,
+	    "%zu live threads although no record could be allocated",
+	    pli_lot_live_threads());
+	const uintptr_t expect[N] = { 0x10, 0x11, 0x12, 0x13 };
+	assert_queue(&addr, expect, N, "fallback waiters");
+	unpark_sequentially(&addr, N, 70);
+	for (size_t i = 0; i < N; i++) {
+		parker_join(&ps[i]);
+		assert_unparked_with(&ps[i], 70 + i, "fallback waiter");
+	}
+
+	/* A timed park without a record times out correctly too. */
+	struct parker t;
+	parker_setup(&t, &addr, 0);
+	t.timed = true;
+	t.deadline = tu_deadline_in(10 * TU_MS);
+	parker_start(&t);
+	parker_join(&t);
+	cr_assert(t.res.status == PL_PARK_TIMED_OUT && t.timed_out_calls == 1 &&
+	    t.was_last);
+	cr_assert(t.returned_ns >= tu_ts_to_ns(&t.deadline));
+
+	pli_alloc_fail_hook = NULL;
+	cr_assert(pli_lot_live_threads() == live0);
+}

@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the Criterion test suites: clock and deadline math,
+ * thread spawning with small stacks, a bounded barrier, bounded polling,
+ * and a way to count the threads parked on an address without waking any
+ * of them (pl_unpark_filter with a filter that only counts and skips).
+ *
+ * No helper here sleeps to synchronize: every wait polls a real condition
+ * and gives up after a hard timeout, and the caller asserts the outcome.
+ * Helpers whose name ends in _raw never call Criterion, so that forked
+ * children and worker threads may use them.
+ */
+#ifndef PL_TESTUTIL_H
+#define PL_TESTUTIL_H
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <parkinglot.h>
+
+/* Relative to this file, so that it works whatever -I the build uses. */
+#include "../lib/internal.h"
+
+#define TU_US ((int64_t)1000)
+#define TU_MS ((int64_t)1000000)
+#define TU_SEC ((int64_t)1000000000)
+
+/* Upper bound of every "wait until X" in the suites: generous, because a
+ * correct library reaches X in microseconds and only a bug gets here. */
+#define TU_WAIT_NS (10 * TU_SEC)
+
+/* ------------------------------------------------------------------ */
+/* Clock and deadlines (CLOCK_MONOTONIC, like the library).            */
+
+static inline int64_t
+tu_ts_to_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * TU_SEC + (int64_t)ts->tv_nsec;
+}
+
+static inline struct timespec
+tu_ns_to_ts(int64_t ns)
+{
+	struct timespec ts;
+	ts.tv_sec = (time_t)(ns / TU_SEC);
+	ts.tv_nsec = (long)(ns % TU_SEC);
+	return ts;
+}
+
+static inline int64_t
+tu_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return tu_ts_to_ns(&ts);
+}
+
+/* An absolute deadline rel_ns from now (rel_ns may be negative). */
+static inline struct timespec
+tu_deadline_in(int64_t rel_ns)
+{
+	int64_t t = tu_now_ns() + rel_ns;
+	if (t < 0)
+		t = 0;
+	return tu_ns_to_ts(t);
+}
+
+/* Whether the clock has reached ts. */
+static inline bool
+tu_reached(const struct timespec *ts)
+{
+	return tu_now_ns() >= tu_ts_to_ns(ts);
+}
+
+/* The pause between two polls of a condition: short, and not a means of
+ * synchronization (the condition is always checked again). */
+static inline void
+tu_poll_pause(void)
+{
+	struct timespec ts = { 0, 50 * 1000 };
+	nanosleep(&ts, NULL);
+}
+
+/* Busy-wait (no syscall) for ns: simulates work while holding a lock. */
+static inline void
+tu_busy_ns(int64_t ns)
+{
+	int64_t end = tu_now_ns() + ns;
+	while (tu_now_ns() < end)
+		pli_cpu_relax();
+}
+
+/* ------------------------------------------------------------------ */
+/* Threads.                                                            */
+
+static inline size_t
+tu_stack_size(void)
+{
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+	size_t s = 1024 * 1024; /* sanitizers need room for their frames */
+#else
+	size_t s = 64 * 1024;
+#endif
+	if (s < (size_t)PTHREAD_STACK_MIN)
+		s = (size_t)PTHREAD_STACK_MIN;
+	return s;
+}
+
+/* Start fn(arg) on a thread with a small stack; 0 or an errno value. */
+static inline int
+tu_spawn_raw(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	int rc = pthread_attr_init(&attr);
+	if (rc != 0)
+		return rc;
+	rc = pthread_attr_setstacksize(&attr, tu_stack_size());
+	if (rc == 0)
+		rc = pthread_create(t, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return rc;
+}
+
+static inline pthread_t
+tu_spawn(void *(*fn)(void *), void *arg)
+{
+	pthread_t t;
+	int rc = tu_spawn_raw(&t, fn, arg);
+	cr_assert(rc == 0, "pthread_create failed: %s", strerror(rc));
+	return t;
+}
+
+static inline void *
+tu_join(pthread_t t)
+{
+	void *ret = NULL;
+	int rc = pthread_join(t, &ret);
+	cr_assert(rc == 0, "pthread_join failed: %s", strerror(rc));
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* A barrier with a bounded wait (pthread mutex and condvar, so that it
+ * does not depend on the library under test).                          */
+
+struct tu_barrier {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned count;   /* participants */
+	unsigned waiting; /* arrived in this generation */
+	unsigned gen;
+};
+
+static inline void
+tu_barrier_init(struct tu_barrier *b, unsigned count)
+{
+	pthread_condattr_t ca;
+	pthread_mutex_init(&b->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&b->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	b->count = count;
+	b->waiting = 0;
+	b->gen = 0;
+}
+
+static inline void
+tu_barrier_destroy(struct tu_barrier *b)
+{
+	pthread_cond_destroy(&b->cv);
+	pthread_mutex_destroy(&b->mu);
+}
+
+/* Wait for every participant; false if that took longer than TU_WAIT_NS. */
+static inline bool
+tu_barrier_wait(struct tu_barrier *b)
+{
+	struct timespec dl = tu_deadline_in(TU_WAIT_NS);
+	bool ok = true;
+	pthread_mutex_lock(&b->mu);
+	unsigned gen = b->gen;
+	if (++b->waiting == b->count) {
+		b->waiting = 0;
+		b->gen++;
+		pthread_cond_broadcast(&b->cv);
+	} else {
+		while (gen == b->gen) {
+			if (pthread_cond_timedwait(&b->cv, &b->mu, &dl) ==
+			    ETIMEDOUT) {
+				ok = gen != b->gen;
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&b->mu);
+	return ok;
+}
+
+/* ------------------------------------------------------------------ */
+/* Bounded polling.                                                    */
+
+typedef bool (*tu_pred_fn)(void *ctx);
+
+/* Poll pred(ctx) until it holds or timeout_ns passes; its last value. */
+static inline bool
+tu_wait_until(tu_pred_fn pred, void *ctx, int64_t timeout_ns)
+{
+	int64_t end = tu_now_ns() + timeout_ns;
+	for (;;) {
+		if (pred(ctx))
+			return true;
+		if (tu_now_ns() >= end)
+			return pred(ctx);
+		tu_poll_pause();
+	}
+}
+
+/* Wait until *p (read atomically) == v. */
+static inline bool
+tu_wait_int_eq(const int *p, int v, int64_t timeout_ns)
+{
+	int64_t end = tu_now_ns() + timeout_ns;
+	while (__atomic_load_n(p, __ATOMIC_ACQUIRE) != v) {
+		if (tu_now_ns() >= end)
+			return __atomic_load_n(p, __ATOMIC_ACQUIRE) == v;
+		tu_poll_pause();
+	}
+	return true;
+}
+
+/* Wait until *p (read atomically) >= v. */
+static inline bool
+tu_wait_size_ge(const size_t *p, size_t v, int64_t timeout_ns)
+{
+	int64_t end = tu_now_ns() + timeout_ns;
+	while (__atomic_load_n(p, __ATOMIC_ACQUIRE) < v) {
+		if (tu_now_ns() >= end)
+			return __atomic_load_n(p, __ATOMIC_ACQUIRE) >= v;
+		tu_poll_pause();
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Counting parked threads without waking any.                         */
+
+struct tu_token_list {
+	uintptr_t *tokens; /* may be NULL: count only */
+	size_t cap;
+	size_t n;
+};
+
+static inline pl_filter_op_t
+tu_count_filter(uintptr_t park_token, void *ctx)
+{
+	struct tu_token_list *l = ctx;
+	if (l->tokens != NULL && l->n < l->cap)
+		l->tokens[l->n] = park_token;
+	l->n++;
+	return PL_FILTER_SKIP;
+}
+
+/*
+ * The park tokens of the threads queued on addr, oldest first (at most
+ * cap stored); returns how many threads are queued.  Returns SIZE_MAX if
+ * the library woke anybody or reported an inconsistent result, which no
+ * count can match.
+ */
+static inline size_t
+parked_tokens(const void *addr, uintptr_t *tokens, size_t cap)
+{
+	struct tu_token_list l = { tokens, cap, 0 };
+	pl_unpark_result_t r = pl_unpark_filter(addr, tu_count_filter, NULL, &l);
+	if (r.unparked != 0 || r.requeued != 0 || r.have_more != (l.n != 0))
+		return SIZE_MAX;
+	return l.n;
+}
+
+/* How many threads are parked on addr right now (nobody is woken). */
+static inline size_t
+count_parked(const void *addr)
+{
+	return parked_tokens(addr, NULL, 0);
+}
+
+/* Poll until exactly n threads are parked on addr; false on timeout. */
+static inline bool
+wait_parked(const void *addr, size_t n, int64_t timeout_ns)
+{
+	int64_t end = tu_now_ns() + timeout_ns;
+	for (;;) {
+		if (count_parked(addr) == n)
+			return true;
+		if (tu_now_ns() >= end)
+			return count_parked(addr) == n;
+		tu_poll_pause();
+	}
+}
+
+#define ASSERT_PARKED(addr, n)                                              \
+	do {                                                                    \
+		size_t tu_n_ = (n);                                                 \
+		cr_assert(wait_parked((addr), tu_n_, TU_WAIT_NS),                   \
+		    "expected %zu thread(s) parked on %p, found %zu", tu_n_,        \
+		    (const void *)(addr), count_parked(addr));                      \
+	} while (0)
+
+/* ------------------------------------------------------------------ */
+/* Forked children.                                                    */
+
+/* Wait for pid, at most timeout_ns; on timeout kill it and return false. */
+static inline bool
+tu_waitpid_bounded(pid_t pid, int *status, int64_t timeout_ns)
+{
+	int64_t end = tu_now_ns() + timeout_ns;
+	for (;;) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+		if (r == pid)
+			return true;
+		if (r < 0 && errno != EINTR)
+			return false;
+		if (tu_now_ns() >= end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, status, 0);
+			return false;
+		}
+		tu_poll_pause();
+	}
+}
+
+/* In a forked child: make sure a hang ends with SIGALRM. */
+static inline void
+tu_child_watchdog(unsigned seconds)
+{
+	sigset_t set;
+	signal(SIGALRM, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	alarm(seconds);
+}
+
+/* ------------------------------------------------------------------ */
+/*
+ * The suites measure latencies and deadlines, which tests running in
+ * parallel on a 2-core machine would disturb; so run one test at a time
+ * unless the command line (-j/--jobs) or CRITERION_JOBS says otherwise.
+ */
+#ifdef PL_TSAN_CRITERION_H
+/* tests/tsan/runner.c has its own main and runs one test at a time. */
+#define TU_CRITERION_MAIN_SERIAL()
+#else
+#define TU_CRITERION_MAIN_SERIAL()                                          \
+	int main(int argc, char *argv[])                                        \
+	{                                                                       \
+		struct criterion_test_set *tests = criterion_initialize();          \
+		int result = 0;                                                     \
+		if (getenv("CRITERION_JOBS") == NULL)                               \
+			criterion_options.jobs = 1;                                     \
+		if (criterion_handle_args(argc, argv, true))                        \
+			result = !criterion_run_all_tests(tests);                       \
+		criterion_finalize(tests);                                          \
+		return result;                                                      \
+	}
+#endif
+
+#endif /* PL_TESTUTIL_H */
