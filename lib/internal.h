@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sched.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -80,6 +81,98 @@ pli_cpu_relax(void)
 /* Misuse: one line on stderr, then abort. */
 PLI_NORETURN PLI_COLD void pli_fatal(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
+
+/* stats.c: striped counters (see there). */
+enum pli_stat {
+	PLI_PARKS,
+	PLI_UNPARKS,
+	PLI_TIMEOUTS,
+	PLI_INVALID_PARKS,
+	PLI_REQUEUES,
+	PLI_FAIR_HANDOFFS,
+	PLI_SPIN_ACQUIRES,
+	PLI_SPIN_FAILURES,
+	PLI_WAIT_NS,
+	PLI_PARKED_NOW, /* a gauge: enqueues minus dequeues */
+	PLI_NSTATS
+};
+#define PLI_STRIPES 16
+struct pli_stripe {
+	uint64_t v[PLI_NSTATS];
+} __attribute__((aligned(2 * PLI_CACHELINE)));
+extern struct pli_stripe pli_stripes[PLI_STRIPES];
+unsigned pli_stat_stripe(void);
+void pli_stat_max_queue(size_t len);
+
+static inline void
+pli_stat_add(enum pli_stat s, uint64_t n)
+{
+	__atomic_fetch_add(&pli_stripes[pli_stat_stripe()].v[s], n,
+	    __ATOMIC_RELAXED);
+}
+
+/*
+ * The spin phase of every lock's slow path: up to spin_limit rounds of
+ * pause_per_spin pause instructions, then up to yield_limit sched_yield
+ * calls, then park.  Callers spin only while nobody is parked on the lock
+ * (with a queue, the lock goes to a woken waiter, and spinning only burns
+ * a core), and start over after each wake-up.  It also keeps the
+ * statistics: a slow-path acquisition won without parking, and the first
+ * park of a slow path.
+ */
+struct pli_spinner {
+	unsigned spins, yields;
+	unsigned spin_limit, yield_limit, pauses;
+	bool parked;
+};
+
+static inline void
+pli_spinner_init(struct pli_spinner *sp)
+{
+	const struct pli_tuning *t = pli_tuning();
+	sp->spins = sp->yields = 0;
+	sp->spin_limit = __atomic_load_n(&t->pub.spin_limit, __ATOMIC_RELAXED);
+	sp->yield_limit = __atomic_load_n(&t->pub.yield_limit,
+	    __ATOMIC_RELAXED);
+	sp->pauses = t->pause_per_spin;
+	sp->parked = false;
+}
+
+/* One round of waiting; false when it is time to park. */
+static inline bool
+pli_spin(struct pli_spinner *sp)
+{
+	if (sp->spins < sp->spin_limit) {
+		sp->spins++;
+		for (unsigned i = 0; i < sp->pauses; i++)
+			pli_cpu_relax();
+		return true;
+	}
+	if (sp->yields < sp->yield_limit) {
+		sp->yields++;
+		sched_yield();
+		return true;
+	}
+	return false;
+}
+
+/* About to park (again): count the first, and spin afresh once woken. */
+static inline void
+pli_spinner_park(struct pli_spinner *sp)
+{
+	if (!sp->parked) {
+		sp->parked = true;
+		pli_stat_add(PLI_SPIN_FAILURES, 1);
+	}
+	sp->spins = sp->yields = 0;
+}
+
+static inline void
+pli_spinner_acquired(const struct pli_spinner *sp)
+{
+	if (!sp->parked)
+		pli_stat_add(PLI_SPIN_ACQUIRES, 1);
+}
 
 /* parkinglot.c introspection, for tests and statistics. */
 size_t pli_lot_live_threads(void); /* threads holding a per-thread record */

@@ -51,7 +51,6 @@
  * nobody can barge in between.
  */
 #include <errno.h>
-#include <sched.h>
 
 #include <parkinglot/core.h>
 #include <parkinglot/mutex.h>
@@ -100,13 +99,8 @@ lock_timed_out(void *ctx, const void *addr, bool was_last)
 static int
 lock_slow(pl_mutex_t *m, const struct timespec *deadline)
 {
-	const struct pli_tuning *t = pli_tuning();
-	unsigned spin_limit = __atomic_load_n(&t->pub.spin_limit,
-	    __ATOMIC_RELAXED);
-	unsigned yield_limit = __atomic_load_n(&t->pub.yield_limit,
-	    __ATOMIC_RELAXED);
-	unsigned pauses = t->pause_per_spin;
-	unsigned spins = 0, yields = 0;
+	struct pli_spinner sp;
+	pli_spinner_init(&sp);
 	unsigned char s = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
 
 	for (;;) {
@@ -114,29 +108,18 @@ lock_slow(pl_mutex_t *m, const struct timespec *deadline)
 		if (!(s & LOCKED)) {
 			if (__atomic_compare_exchange_n(&m->state, &s,
 			        (unsigned char)(s | LOCKED), true,
-			        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+				pli_spinner_acquired(&sp);
 				return 0;
+			}
 			continue;
 		}
-		/* Spin only while nobody is parked: with a queue, the lock
-		 * goes to a woken waiter, and spinning only burns a core. */
-		if (!(s & PARKED)) {
-			if (spins < spin_limit) {
-				spins++;
-				for (unsigned i = 0; i < pauses; i++)
-					pli_cpu_relax();
-				s = __atomic_load_n(&m->state,
-				    __ATOMIC_RELAXED);
-				continue;
-			}
-			if (yields < yield_limit) {
-				yields++;
-				sched_yield();
-				s = __atomic_load_n(&m->state,
-				    __ATOMIC_RELAXED);
-				continue;
-			}
+		/* Spin only while nobody is parked. */
+		if (!(s & PARKED) && pli_spin(&sp)) {
+			s = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
+			continue;
 		}
+		pli_spinner_park(&sp);
 		pl_park_result_t r = pl_park(m, lock_validate, NULL,
 		    lock_timed_out, m, 0, deadline);
 		if (r.status == PL_PARK_UNPARKED &&
@@ -145,7 +128,6 @@ lock_slow(pl_mutex_t *m, const struct timespec *deadline)
 		if (r.status == PL_PARK_TIMED_OUT)
 			return ETIMEDOUT;
 		/* Woken to compete, or the lock changed before we slept. */
-		spins = yields = 0;
 		s = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
 	}
 }

@@ -66,6 +66,7 @@ struct waiter {
 	struct waiter *next;       /* later waiter on the same address */
 	struct waiter *prev;       /* earlier one; NULL on a queue's head */
 	struct waiter *tail;       /* on a head: the queue's last waiter */
+	size_t len;                /* on a head: waiters in the queue */
 	struct waiter *next_queue; /* on a head: next queue in the bucket */
 	struct waiter *wake_next;  /* a waker's private list of dequeued */
 	const void *addr;          /* written under the lock(s), read racily
@@ -247,11 +248,11 @@ find_queue(struct bucket *b, const void *addr, struct waiter ***link)
 	return *l;
 }
 
-/* Append a chain first..last (already linked by next/prev, addr set) to
- * addr's queue in b. */
-static void
+/* Append a chain of n waiters first..last (already linked by next/prev,
+ * addr set) to addr's queue in b; returns the queue's new length. */
+static size_t
 append(struct bucket *b, const void *addr, struct waiter *first,
-    struct waiter *last)
+    struct waiter *last, size_t n)
 {
 	struct waiter **link;
 	struct waiter *head = find_queue(b, addr, &link);
@@ -259,13 +260,15 @@ append(struct bucket *b, const void *addr, struct waiter *first,
 		first->prev = NULL;
 		first->tail = last;
 		first->next_queue = NULL;
-		*link = first;
+		first->len = 0;
+		*link = head = first;
 	} else {
 		first->prev = head->tail;
 		head->tail->next = first;
 		head->tail = last;
 	}
 	last->next = NULL;
+	return head->len += n;
 }
 
 /* Remove w from its queue, whose head is *link. */
@@ -278,6 +281,7 @@ unlink_waiter(struct waiter **link, struct waiter *w)
 		if (h2) {
 			h2->prev = NULL;
 			h2->tail = w->tail;
+			h2->len = w->len - 1;
 			h2->next_queue = w->next_queue;
 			*link = h2;
 		} else {
@@ -289,6 +293,7 @@ unlink_waiter(struct waiter **link, struct waiter *w)
 			w->next->prev = w->prev;
 		else
 			head->tail = w->prev;
+		head->len--;
 	}
 	w->next = w->prev = NULL;
 }
@@ -300,9 +305,8 @@ unlink_waiter(struct waiter **link, struct waiter *w)
  * of the fairness interval (the randomness keeps buckets from firing in
  * step). */
 static bool
-fair_due(struct bucket *b)
+fair_due(struct bucket *b, uint64_t now)
 {
-	uint64_t now = pli_now_ns();
 	if (now < b->fair_deadline)
 		return false;
 	uint64_t span = (uint64_t)__atomic_load_n(
@@ -338,12 +342,35 @@ wake_list(struct waiter *w)
 	}
 }
 
+/* What a waker dequeued, for the statistics: gathered under the bucket
+ * lock, added to the counters after it is released. */
+struct tally {
+	uint64_t now; /* when the waiters were dequeued */
+	uint64_t woken, handoffs, wait_ns;
+};
+
 /* Mark w dequeued with its token, under its bucket lock. */
 static inline void
-release_waiter(struct waiter *w, uintptr_t token)
+release_waiter(struct waiter *w, uintptr_t token, struct tally *t)
 {
 	w->unpark_token = token;
 	w->queued = false;
+	t->woken++;
+	t->wait_ns += t->now - w->enqueue_ns;
+	if (token == PL_UNPARK_TOKEN_HANDOFF)
+		t->handoffs++;
+}
+
+static void
+tally_commit(const struct tally *t)
+{
+	if (t->woken == 0)
+		return;
+	pli_stat_add(PLI_UNPARKS, t->woken);
+	pli_stat_add(PLI_PARKED_NOW, -t->woken);
+	pli_stat_add(PLI_WAIT_NS, t->wait_ns);
+	if (t->handoffs)
+		pli_stat_add(PLI_FAIR_HANDOFFS, t->handoffs);
 }
 
 /* ---- per-thread records and growth ----------------------------------- */
@@ -524,6 +551,7 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 {
 	pl_park_result_t res = { PL_PARK_INVALID, 0 };
 	if (!pli_deadline_valid(deadline)) {
+		pli_stat_add(PLI_INVALID_PARKS, 1);
 		errno = EINVAL;
 		return res;
 	}
@@ -538,6 +566,7 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 	struct bucket *b = lock_bucket(addr);
 	if (validate && !validate(ctx)) {
 		bucket_unlock(b);
+		pli_stat_add(PLI_INVALID_PARKS, 1);
 		return res;
 	}
 	w->park_token = park_token;
@@ -546,9 +575,11 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 	w->enqueue_ns = pli_now_ns();
 	__atomic_store_n(&w->addr, addr, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->futex, 1, __ATOMIC_RELAXED);
-	w->next = NULL;
-	append(b, addr, w, w);
+	size_t len = append(b, addr, w, w, 1);
 	bucket_unlock(b);
+	pli_stat_add(PLI_PARKS, 1);
+	pli_stat_add(PLI_PARKED_NOW, 1);
+	pli_stat_max_queue(len);
 
 	if (before_sleep)
 		before_sleep(ctx);
@@ -562,11 +593,15 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 			unlink_waiter(link, w);
 			w->queued = false;
 			__atomic_store_n(&w->futex, 0, __ATOMIC_RELAXED);
+			uint64_t waited = pli_now_ns() - w->enqueue_ns;
 			if (timed_out) {
 				struct waiter **l2;
 				timed_out(ctx, a, find_queue(b, a, &l2) == NULL);
 			}
 			bucket_unlock(b);
+			pli_stat_add(PLI_TIMEOUTS, 1);
+			pli_stat_add(PLI_PARKED_NOW, (uint64_t)-1);
+			pli_stat_add(PLI_WAIT_NS, waited);
 			res.status = PL_PARK_TIMED_OUT;
 			return res;
 		}
@@ -588,6 +623,7 @@ pl_unpark_one(const void *addr,
     uintptr_t (*callback)(pl_unpark_result_t r, void *ctx), void *ctx)
 {
 	pl_unpark_result_t r = { 0, 0, false, false };
+	struct tally t = { 0 };
 	(void)pli_tuning();
 	struct bucket *b = lock_bucket(addr);
 	struct waiter **link;
@@ -596,36 +632,39 @@ pl_unpark_one(const void *addr,
 		unlink_waiter(link, w);
 		r.unparked = 1;
 		r.have_more = *link != NULL && (*link)->addr == addr;
-		r.be_fair = fair_due(b);
+		t.now = pli_now_ns();
+		r.be_fair = fair_due(b, t.now);
 	}
 	uintptr_t token = callback ? callback(r, ctx) : PL_UNPARK_TOKEN_DEFAULT;
 	if (w)
-		release_waiter(w, token);
+		release_waiter(w, token, &t);
 	bucket_unlock(b);
 	if (w)
 		wake(w);
+	tally_commit(&t);
 	return r;
 }
 
 size_t
 pl_unpark_all(const void *addr, uintptr_t token)
 {
-	size_t n = 0;
+	struct tally t = { 0 };
 	(void)pli_tuning();
 	struct bucket *b = lock_bucket(addr);
 	struct waiter **link;
 	struct waiter *q = find_queue(b, addr, &link);
 	if (q) {
 		*link = q->next_queue;
+		t.now = pli_now_ns();
 		for (struct waiter *w = q; w; w = w->next) {
 			w->wake_next = w->next;
-			release_waiter(w, token);
-			n++;
+			release_waiter(w, token, &t);
 		}
 	}
 	bucket_unlock(b);
 	wake_list(q);
-	return n;
+	tally_commit(&t);
+	return (size_t)t.woken;
 }
 
 pl_unpark_result_t
@@ -635,6 +674,7 @@ pl_unpark_filter(const void *addr,
 {
 	pl_unpark_result_t r = { 0, 0, false, false };
 	struct waiter *woken = NULL, **woken_tail = &woken;
+	struct tally t = { 0 };
 	(void)pli_tuning();
 	struct bucket *b = lock_bucket(addr);
 	struct waiter **link;
@@ -655,13 +695,16 @@ pl_unpark_filter(const void *addr,
 		w = next;
 	}
 	r.have_more = *link != NULL && (*link)->addr == addr;
-	if (r.unparked)
-		r.be_fair = fair_due(b);
+	if (r.unparked) {
+		t.now = pli_now_ns();
+		r.be_fair = fair_due(b, t.now);
+	}
 	uintptr_t token = callback ? callback(r, ctx) : PL_UNPARK_TOKEN_DEFAULT;
 	for (w = woken; w; w = w->wake_next)
-		release_waiter(w, token);
+		release_waiter(w, token, &t);
 	bucket_unlock(b);
 	wake_list(woken);
+	tally_commit(&t);
 	return r;
 }
 
@@ -673,6 +716,7 @@ pl_unpark_requeue(const void *from, const void *to,
     void *ctx)
 {
 	pl_unpark_result_t r = { 0, 0, false, false };
+	struct tally t = { 0 };
 	struct bucket *bf, *bt;
 	(void)pli_tuning();
 	lock_bucket_pair(from, to, &bf, &bt);
@@ -711,18 +755,26 @@ pl_unpark_requeue(const void *from, const void *to,
 		}
 	}
 	struct waiter **l2;
+	size_t len = 0;
 	r.have_more = find_queue(bf, from, &l2) != NULL;
 	if (first)
-		append(bt, to, first, last);
-	if (woken)
-		r.be_fair = fair_due(bf);
+		len = append(bt, to, first, last, r.requeued);
+	if (woken) {
+		t.now = pli_now_ns();
+		r.be_fair = fair_due(bf, t.now);
+	}
 	uintptr_t token = callback ? callback(op, r, ctx)
 	                           : PL_UNPARK_TOKEN_DEFAULT;
 	if (woken)
-		release_waiter(woken, token);
+		release_waiter(woken, token, &t);
 	unlock_bucket_pair(bf, bt);
 	if (woken)
 		wake(woken);
+	tally_commit(&t);
+	if (r.requeued) {
+		pli_stat_add(PLI_REQUEUES, r.requeued);
+		pli_stat_max_queue(len);
+	}
 	return r;
 }
 

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pl_cond_t: a one-byte condition variable built on the parking lot.
+ *
+ * The byte says only whether threads may be waiting (PL_COND_WAITERS), so
+ * that signal and broadcast with nobody waiting touch nothing but the
+ * byte.  The waiters themselves are queued in the parking lot under the
+ * condition variable's address, each with its mutex's address as park
+ * token; broadcast reads the mutex from there, wakes one waiter and moves
+ * the others onto the mutex's queue, where each is woken by a later
+ * unlock: no thundering herd.  The encoding is ABI.  All-zero memory is a
+ * condition variable with no waiters; there is nothing to destroy.
+ *
+ * As in POSIX, every waiter of one condition variable uses the same mutex
+ * at a time.  Waits may not wake spuriously, but a caller must re-check its
+ * predicate all the same: another thread may change it between the wake-up
+ * and the return.
+ */
+#ifndef PARKINGLOT_COND_H
+#define PARKINGLOT_COND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include <parkinglot/defs.h>
+#include <parkinglot/mutex.h>
+
+PL_BEGIN_DECLS
+
+typedef struct {
+	unsigned char state;
+} pl_cond_t;
+
+#define PL_COND_INITIALIZER { 0 }
+#define PL_COND_WAITERS ((unsigned char)1)
+
+PL_EXPORT bool pl__cond_signal_slow(pl_cond_t *c);
+PL_EXPORT size_t pl__cond_broadcast_slow(pl_cond_t *c);
+
+/* pl_cond_init - make *c a condition variable with no waiters. */
+PL_EXPORT void pl_cond_init(pl_cond_t *c);
+
+/*
+ * pl_cond_wait - atomically release m (which the caller holds) and sleep
+ * until signalled; return with m held again.  A thread that is signalled
+ * while its mutex is held is moved onto the mutex's queue rather than
+ * woken, and may receive the mutex directly from its unlocker.
+ */
+PL_EXPORT void pl_cond_wait(pl_cond_t *c, pl_mutex_t *m);
+
+/*
+ * pl_cond_timedwait - pl_cond_wait with an absolute CLOCK_MONOTONIC
+ * deadline (NULL: none).  Returns 0 when signalled, ETIMEDOUT when the
+ * deadline passed first, EINVAL for a malformed deadline (then m is not
+ * released at all).  Whatever it returns, m is held again on return.
+ */
+PL_EXPORT int pl_cond_timedwait(pl_cond_t *c, pl_mutex_t *m,
+    const struct timespec *deadline);
+
+/*
+ * pl_cond_signal - wake the longest-waiting thread, if any.  Returns true
+ * if a waiter was removed from c (woken, or moved onto its mutex's queue
+ * because the mutex was held).  With nobody waiting: one load of the byte.
+ */
+static inline bool
+pl_cond_signal(pl_cond_t *c)
+{
+	if (PL_LIKELY(__atomic_load_n(&c->state, __ATOMIC_RELAXED) == 0))
+		return false;
+	return pl__cond_signal_slow(c);
+}
+
+/*
+ * pl_cond_broadcast - wake every waiter: one is woken (none if the mutex is
+ * held: its unlock will wake the first), the rest are moved onto the
+ * mutex's queue, where unlocks wake them one at a time.  Returns how many
+ * waiters were woken or moved.  With nobody waiting: one load of the byte.
+ */
+static inline size_t
+pl_cond_broadcast(pl_cond_t *c)
+{
+	if (PL_LIKELY(__atomic_load_n(&c->state, __ATOMIC_RELAXED) == 0))
+		return 0;
+	return pl__cond_broadcast_slow(c);
+}
+
+PL_END_DECLS
+
+#endif /* PARKINGLOT_COND_H */

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pl_rwlock_t: a one-word, phase-fair reader-writer lock built on the
+ * parking lot.
+ *
+ * Phase-fair (Brandenburg and Anderson): under contention, reader phases
+ * and writer phases alternate.  When a writer releases, every reader
+ * waiting at that moment enters together, before any waiting writer; a
+ * reader that arrives while a writer waits queues behind that writer; so a
+ * writer waits for at most one reader phase and a reader for at most one
+ * writer.  Writers among themselves are not ordered: a free lock goes to
+ * whichever writer takes it first.
+ *
+ * The word (the encoding is ABI):
+ *
+ *   bit 0  PL_RWLOCK_WRITER         a writer holds the lock
+ *   bit 1  PL_RWLOCK_WRITER_PARKED  writers are parked (new readers wait)
+ *   bit 2  PL_RWLOCK_READER_PARKED  readers are parked
+ *   bits 3..  the number of readers holding the lock (PL_RWLOCK_ONE_READER
+ *             each)
+ *
+ * Readers park on the lock's address, writers on the address one byte
+ * further (inside the word, so no other object can share it).  All-zero
+ * memory is an unlocked lock; there is nothing to destroy.  Not reentrant
+ * for writers; a reader that takes the read lock again while a writer waits
+ * deadlocks, as with any phase-fair or writer-preferring lock.
+ */
+#ifndef PARKINGLOT_RWLOCK_H
+#define PARKINGLOT_RWLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <parkinglot/defs.h>
+
+PL_BEGIN_DECLS
+
+typedef struct {
+	uintptr_t state;
+} pl_rwlock_t;
+
+#define PL_RWLOCK_INITIALIZER { 0 }
+#define PL_RWLOCK_WRITER ((uintptr_t)1)
+#define PL_RWLOCK_WRITER_PARKED ((uintptr_t)2)
+#define PL_RWLOCK_READER_PARKED ((uintptr_t)4)
+#define PL_RWLOCK_ONE_READER ((uintptr_t)8)
+/* Reader counts at or above this take the slow path, which aborts rather
+ * than let the count wrap (2^28 readers on 32 bits, 2^60 on 64). */
+#define PL_RWLOCK_READERS_MAX (UINTPTR_MAX / 2 & ~(PL_RWLOCK_ONE_READER - 1))
+
+PL_EXPORT int pl__rwlock_rdlock_slow(pl_rwlock_t *l,
+    const struct timespec *deadline);
+PL_EXPORT void pl__rwlock_rdunlock_slow(pl_rwlock_t *l);
+PL_EXPORT int pl__rwlock_wrlock_slow(pl_rwlock_t *l,
+    const struct timespec *deadline);
+PL_EXPORT void pl__rwlock_wrunlock_slow(pl_rwlock_t *l);
+
+/* pl_rwlock_init - make *l an unlocked lock (the same as zeroing it). */
+PL_EXPORT void pl_rwlock_init(pl_rwlock_t *l);
+
+/*
+ * pl_rwlock_tryrdlock - take a read lock if no writer holds or waits for
+ * the lock.  Returns true with the read lock held (acquire ordering).
+ */
+static inline bool
+pl_rwlock_tryrdlock(pl_rwlock_t *l)
+{
+	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
+	while (!(s & (PL_RWLOCK_WRITER | PL_RWLOCK_WRITER_PARKED)) &&
+	    s < PL_RWLOCK_READERS_MAX) {
+		if (__atomic_compare_exchange_n(&l->state, &s,
+		        s + PL_RWLOCK_ONE_READER, true, __ATOMIC_ACQUIRE,
+		        __ATOMIC_RELAXED))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * pl_rwlock_rdlock - take a read lock, blocking while a writer holds the
+ * lock or waits for it (then parking after a brief spin).  Many readers
+ * may hold the lock at once.
+ */
+static inline void
+pl_rwlock_rdlock(pl_rwlock_t *l)
+{
+	if (PL_UNLIKELY(!pl_rwlock_tryrdlock(l)))
+		pl__rwlock_rdlock_slow(l, NULL);
+}
+
+/*
+ * pl_rwlock_timedrdlock - pl_rwlock_rdlock with an absolute
+ * CLOCK_MONOTONIC deadline.  Returns 0, ETIMEDOUT or EINVAL (malformed
+ * deadline, checked first).  A reader that times out leaves no trace.
+ */
+PL_EXPORT int pl_rwlock_timedrdlock(pl_rwlock_t *l,
+    const struct timespec *deadline);
+
+/*
+ * pl_rwlock_rdunlock - release a read lock (release ordering).  The last
+ * reader out hands the lock to a waiting writer, if any.  Releasing a read
+ * lock that is not held aborts with a message.
+ */
+static inline void
+pl_rwlock_rdunlock(pl_rwlock_t *l)
+{
+	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
+	/* Fast only while other readers remain or nobody waits. */
+	while (s >= 2 * PL_RWLOCK_ONE_READER ||
+	    (s >= PL_RWLOCK_ONE_READER &&
+	        !(s & (PL_RWLOCK_WRITER_PARKED | PL_RWLOCK_READER_PARKED)))) {
+		if (__atomic_compare_exchange_n(&l->state, &s,
+		        s - PL_RWLOCK_ONE_READER, true, __ATOMIC_RELEASE,
+		        __ATOMIC_RELAXED))
+			return;
+	}
+	pl__rwlock_rdunlock_slow(l);
+}
+
+/* pl_rwlock_trywrlock - take the write lock if nobody holds the lock. */
+static inline bool
+pl_rwlock_trywrlock(pl_rwlock_t *l)
+{
+	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
+	while (!(s & PL_RWLOCK_WRITER) && s < PL_RWLOCK_ONE_READER) {
+		if (__atomic_compare_exchange_n(&l->state, &s,
+		        s | PL_RWLOCK_WRITER, true, __ATOMIC_ACQUIRE,
+		        __ATOMIC_RELAXED))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * pl_rwlock_wrlock - take the write lock, blocking while readers or a
+ * writer hold it.  While it waits, arriving readers queue behind it.
+ */
+static inline void
+pl_rwlock_wrlock(pl_rwlock_t *l)
+{
+	uintptr_t unlocked = 0;
+	if (PL_UNLIKELY(!__atomic_compare_exchange_n(&l->state, &unlocked,
+	        PL_RWLOCK_WRITER, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+		pl__rwlock_wrlock_slow(l, NULL);
+}
+
+/*
+ * pl_rwlock_timedwrlock - pl_rwlock_wrlock with an absolute
+ * CLOCK_MONOTONIC deadline.  Returns 0, ETIMEDOUT or EINVAL.  A writer
+ * that times out leaves no trace: readers it held back are let in.
+ */
+PL_EXPORT int pl_rwlock_timedwrlock(pl_rwlock_t *l,
+    const struct timespec *deadline);
+
+/*
+ * pl_rwlock_wrunlock - release the write lock (release ordering).  Waiting
+ * readers, if any, all enter now (phase fairness); otherwise a waiting
+ * writer is woken.  Releasing a write lock that is not held aborts.
+ */
+static inline void
+pl_rwlock_wrunlock(pl_rwlock_t *l)
+{
+	uintptr_t locked = PL_RWLOCK_WRITER;
+	if (PL_UNLIKELY(!__atomic_compare_exchange_n(&l->state, &locked, 0,
+	        false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
+		pl__rwlock_wrunlock_slow(l);
+}
+
+PL_END_DECLS
+
+#endif /* PARKINGLOT_RWLOCK_H */

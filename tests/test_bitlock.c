@@ -1,0 +1,740 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests of the bit locks: exclusion for words and bytes, other bits kept
+ * under concurrent atomic flips, two locks in one word (exclusion, and an
+ * unlock waking only its own lock's waiters), a lock in a pointer's low
+ * bits, bad arguments and unlock misuse, fair hand-off, lost wakeups.
+ */
+#include <sys/resource.h>
+
+#include "testutil.h"
+
+TU_CRITERION_MAIN_SERIAL()
+
+TestSuite(bitlock, .timeout = 30);
+
+static uintptr_t
+word_of(const uintptr_t *w)
+{
+	return __atomic_load_n(w, __ATOMIC_RELAXED);
+}
+
+static unsigned char
+byte_of(const unsigned char *b)
+{
+	return __atomic_load_n(b, __ATOMIC_RELAXED);
+}
+
+/* A bit lock of either width, so that one test body serves both. */
+struct lk {
+	uintptr_t *word;     /* the word, or NULL for a byte lock */
+	unsigned char *byte;
+	uintptr_t locked, parked;
+};
+
+static void
+lk_lock(const struct lk *l)
+{
+	if (l->word)
+		pl_bitlock_lock(l->word, l->locked, l->parked);
+	else
+		pl_bitlock8_lock(l->byte, (unsigned char)l->locked,
+		    (unsigned char)l->parked);
+}
+
+static bool
+lk_trylock(const struct lk *l)
+{
+	if (l->word)
+		return pl_bitlock_trylock(l->word, l->locked, l->parked);
+	return pl_bitlock8_trylock(l->byte, (unsigned char)l->locked,
+	    (unsigned char)l->parked);
+}
+
+static void
+lk_unlock(const struct lk *l, bool fair)
+{
+	if (l->word && fair)
+		pl_bitlock_unlock_fair(l->word, l->locked, l->parked);
+	else if (l->word)
+		pl_bitlock_unlock(l->word, l->locked, l->parked);
+	else if (fair)
+		pl_bitlock8_unlock_fair(l->byte, (unsigned char)l->locked,
+		    (unsigned char)l->parked);
+	else
+		pl_bitlock8_unlock(l->byte, (unsigned char)l->locked,
+		    (unsigned char)l->parked);
+}
+
+static uintptr_t
+lk_value(const struct lk *l)
+{
+	return l->word ? word_of(l->word) : byte_of(l->byte);
+}
+
+static const void *
+lk_addr(const struct lk *l)
+{
+	return l->word ? (const void *)l->word : (const void *)l->byte;
+}
+
+/* ------------------------------------------------------------------ */
+/* 1. exclusion, both widths; also lost wakeups (yield inside)          */
+
+enum { EX_THREADS = 4, EX_ITERS = 20000 };
+
+struct excl {
+	struct lk l;
+	long counter;    /* plain: only the bit lock protects it */
+	unsigned fair_every; /* 0: never unlock_fair */
+	struct tu_barrier start;
+	size_t finished; /* atomic */
+};
+
+static void *
+excl_main(void *arg)
+{
+	struct excl *e = arg;
+	tu_barrier_wait(&e->start);
+	for (int i = 0; i < EX_ITERS; i++) {
+		lk_lock(&e->l);
+		long v = e->counter;
+		if (i % 100 == 0)
+			sched_yield(); /* make the others park */
+		e->counter = v + 1;
+		lk_unlock(&e->l,
+		    e->fair_every != 0 && i % (int)e->fair_every == 0);
+	}
+	__atomic_fetch_add(&e->finished, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void
+run_exclusion(struct lk l, unsigned fair_every)
+{
+	static struct excl e;
+	memset(&e, 0, sizeof(e));
+	e.l = l;
+	e.fair_every = fair_every;
+	uintptr_t others = lk_value(&l) & ~(l.locked | l.parked);
+	tu_barrier_init(&e.start, EX_THREADS);
+	pthread_t t[EX_THREADS];
+	for (int i = 0; i < EX_THREADS; i++)
+		t[i] = tu_spawn(excl_main, &e);
+	cr_assert(tu_wait_size_ge(&e.finished, EX_THREADS, 40 * TU_SEC),
+	    "%zu of %d threads finished in 40 s: a lost wakeup?",
+	    __atomic_load_n(&e.finished, __ATOMIC_ACQUIRE), EX_THREADS);
+	for (int i = 0; i < EX_THREADS; i++)
+		tu_join(t[i]);
+	tu_barrier_destroy(&e.start);
+	cr_assert(e.counter == (long)EX_THREADS * EX_ITERS,
+	    "counter %ld, expected %ld: exclusion broken", e.counter,
+	    (long)EX_THREADS * EX_ITERS);
+	cr_assert(lk_value(&l) == others, "value %#jx at the end, expected "
+	    "%#jx", (uintmax_t)lk_value(&l), (uintmax_t)others);
+	cr_assert(count_parked(lk_addr(&l)) == 0);
+}
+
+Test(bitlock, exclusion_word_4_threads, .timeout = 60)
+{
+	static uintptr_t w;
+	w = 0;
+	run_exclusion((struct lk){ &w, NULL, 1, 2 }, 0);
+}
+
+Test(bitlock, exclusion_byte_4_threads, .timeout = 60)
+{
+	/* High bits as the lock, low bits the caller's (kept). */
+	static unsigned char b;
+	b = 0x25;
+	run_exclusion((struct lk){ NULL, &b, 0x80, 0x10 }, 0);
+}
+
+Test(bitlock, no_lost_wakeup_with_fair_unlocks, .timeout = 60)
+{
+	static uintptr_t w;
+	w = (uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1); /* a caller's bit */
+	run_exclusion((struct lk){ &w, NULL, 4, 64 }, 7);
+}
+
+/* ------------------------------------------------------------------ */
+/* 2. other bits are kept while other threads flip them                */
+
+enum { FL_LOCKERS = 2, FL_FLIPPERS = 2, FL_ROUNDS = 20000 };
+#define FL_HIGH ((uintptr_t)0x5a0000) /* caller's bits nobody changes */
+
+struct flips {
+	uintptr_t word;
+	long counter;      /* plain: the bit lock protects it */
+	int lockers_done;  /* atomic */
+	struct tu_barrier start;
+	long flips[FL_FLIPPERS]; /* how many each flipper made */
+};
+
+struct flip_arg {
+	struct flips *f;
+	int idx;
+};
+
+static uintptr_t
+flip_mask(int flipper, long i)
+{
+	/* Bits 8..15, a different order per flipper (period 8). */
+	return (uintptr_t)1 << (8 + (unsigned)((i * (2 * flipper + 3)) % 8));
+}
+
+/* Flip bits 8..15 for as long as the lockers run, and a minimum. */
+static void *
+flipper_main(void *arg)
+{
+	struct flip_arg *a = arg;
+	struct flips *f = a->f;
+	tu_barrier_wait(&f->start);
+	long i = 0;
+	while (i < 1000 ||
+	    __atomic_load_n(&f->lockers_done, __ATOMIC_ACQUIRE) < FL_LOCKERS) {
+		__atomic_fetch_xor(&f->word, flip_mask(a->idx, i),
+		    __ATOMIC_RELAXED);
+		i++;
+	}
+	f->flips[a->idx] = i;
+	return NULL;
+}
+
+static void *
+flip_locker_main(void *arg)
+{
+	struct flip_arg *a = arg;
+	struct flips *f = a->f;
+	tu_barrier_wait(&f->start);
+	for (long i = 0; i < FL_ROUNDS; i++) {
+		pl_bitlock_lock(&f->word, 1, 2);
+		long v = f->counter;
+		if (i % 4 == 0)
+			tu_busy_ns(2 * TU_US); /* the other locker parks */
+		f->counter = v + 1;
+		pl_bitlock_unlock(&f->word, 1, 2);
+	}
+	__atomic_fetch_add(&f->lockers_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+Test(bitlock, other_bits_kept_under_concurrent_flips, .timeout = 60)
+{
+	static struct flips f;
+	static struct flip_arg la[FL_LOCKERS], fa[FL_FLIPPERS];
+	memset(&f, 0, sizeof(f));
+	f.word = FL_HIGH;
+	tu_barrier_init(&f.start, FL_LOCKERS + FL_FLIPPERS);
+	pthread_t lt[FL_LOCKERS], ft[FL_FLIPPERS];
+	for (int i = 0; i < FL_LOCKERS; i++) {
+		la[i] = (struct flip_arg){ &f, i };
+		lt[i] = tu_spawn(flip_locker_main, &la[i]);
+	}
+	for (int i = 0; i < FL_FLIPPERS; i++) {
+		fa[i] = (struct flip_arg){ &f, i };
+		ft[i] = tu_spawn(flipper_main, &fa[i]);
+	}
+	for (int i = 0; i < FL_LOCKERS; i++)
+		tu_join(lt[i]);
+	for (int i = 0; i < FL_FLIPPERS; i++)
+		tu_join(ft[i]);
+	tu_barrier_destroy(&f.start);
+
+	uintptr_t expect = FL_HIGH;
+	for (int k = 0; k < FL_FLIPPERS; k++)
+		for (long i = 0; i < f.flips[k]; i++)
+			expect ^= flip_mask(k, i);
+	cr_assert(word_of(&f.word) == expect,
+	    "word %#jx, expected %#jx after %ld + %ld flips: a lock "
+	    "operation lost a flip or left its bits set",
+	    (uintmax_t)word_of(&f.word), (uintmax_t)expect, f.flips[0],
+	    f.flips[1]);
+	cr_assert(f.counter == (long)FL_LOCKERS * FL_ROUNDS,
+	    "counter %ld, expected %ld: exclusion broken", f.counter,
+	    (long)FL_LOCKERS * FL_ROUNDS);
+}
+
+/* ------------------------------------------------------------------ */
+/* 3. two locks in one word                                            */
+
+#define A_L ((uintptr_t)1)
+#define A_P ((uintptr_t)2)
+#define B_L ((uintptr_t)4)
+#define B_P ((uintptr_t)8)
+
+enum { TWO_ITERS = 20000 };
+
+struct two {
+	uintptr_t word;
+	long counter[2]; /* plain: counter[0] under A, counter[1] under B */
+	long bad;        /* atomic */
+	struct tu_barrier start;
+};
+
+struct two_arg {
+	struct two *t;
+	int which; /* 0: lock A, 1: lock B */
+};
+
+static void *
+two_main(void *arg)
+{
+	struct two_arg *a = arg;
+	struct two *t = a->t;
+	uintptr_t l = a->which ? B_L : A_L, p = a->which ? B_P : A_P;
+	tu_barrier_wait(&t->start);
+	for (int i = 0; i < TWO_ITERS; i++) {
+		pl_bitlock_lock(&t->word, l, p);
+		if (!(word_of(&t->word) & l))
+			__atomic_fetch_add(&t->bad, 1, __ATOMIC_RELAXED);
+		long v = t->counter[a->which];
+		if (i % 100 == 0)
+			sched_yield();
+		t->counter[a->which] = v + 1;
+		pl_bitlock_unlock(&t->word, l, p);
+	}
+	return NULL;
+}
+
+Test(bitlock, two_locks_in_one_word_exclusive, .timeout = 60)
+{
+	static struct two t;
+	static struct two_arg a[4];
+	memset(&t, 0, sizeof(t));
+	t.word = 0xf0; /* caller's bits beside both locks */
+	tu_barrier_init(&t.start, 4);
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++) {
+		a[i] = (struct two_arg){ &t, i % 2 };
+		th[i] = tu_spawn(two_main, &a[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		tu_join(th[i]);
+	tu_barrier_destroy(&t.start);
+	cr_assert(t.bad == 0, "%ld times a holder found its bit clear", t.bad);
+	cr_assert(t.counter[0] == 2L * TWO_ITERS && t.counter[1] ==
+	    2L * TWO_ITERS, "counters %ld, %ld, expected %ld each",
+	    t.counter[0], t.counter[1], 2L * TWO_ITERS);
+	cr_assert(word_of(&t.word) == 0xf0, "word %#jx at the end",
+	    (uintmax_t)word_of(&t.word));
+	cr_assert(count_parked(&t.word) == 0);
+}
+
+struct holder {
+	uintptr_t *word;
+	uintptr_t l, p;
+	int got;     /* atomic */
+	int release; /* atomic */
+};
+
+static void *
+holder_main(void *arg)
+{
+	struct holder *h = arg;
+	pl_bitlock_lock(h->word, h->l, h->p);
+	__atomic_store_n(&h->got, 1, __ATOMIC_RELEASE);
+	tu_wait_int_eq(&h->release, 1, TU_WAIT_NS);
+	pl_bitlock_unlock(h->word, h->l, h->p);
+	return NULL;
+}
+
+/* Wait until exactly the tokens want[0..n) are parked on addr, in order. */
+static bool
+tokens_are(const void *addr, const uintptr_t *want, size_t n)
+{
+	int64_t end = tu_now_ns() + TU_WAIT_NS;
+	for (;;) {
+		uintptr_t got[8];
+		size_t k = parked_tokens(addr, got, 8);
+		if (k == n && memcmp(got, want, n * sizeof(*want)) == 0)
+			return true;
+		if (tu_now_ns() >= end)
+			return false;
+		tu_poll_pause();
+	}
+}
+
+Test(bitlock, unlock_wakes_only_its_own_waiters, .timeout = 30)
+{
+	/* Fairness hand-offs are fine here but make the bits less
+	 * predictable: push the timer far away. */
+	struct pl_tuning saved, tune;
+	pl_tuning_get(&saved);
+	tune = saved;
+	tune.fair_interval_us = 10 * 1000 * 1000;
+	pl_tuning_set(&tune);
+
+	static uintptr_t w;
+	w = 0x100;
+	pl_bitlock_lock(&w, A_L, A_P);
+	pl_bitlock_lock(&w, B_L, B_P);
+	struct holder a1 = { &w, A_L, A_P, 0, 0 };
+	struct holder b1 = { &w, B_L, B_P, 0, 0 };
+	struct holder a2 = { &w, A_L, A_P, 0, 0 };
+
+	/* Queue on the word: A1, B1, A2, in that order. */
+	pthread_t ta1 = tu_spawn(holder_main, &a1);
+	const uintptr_t q1[] = { A_L };
+	cr_assert(tokens_are(&w, q1, 1), "A1 did not park");
+	pthread_t tb1 = tu_spawn(holder_main, &b1);
+	const uintptr_t q2[] = { A_L, B_L };
+	cr_assert(tokens_are(&w, q2, 2), "B1 did not park behind A1");
+	pthread_t ta2 = tu_spawn(holder_main, &a2);
+	const uintptr_t q3[] = { A_L, B_L, A_L };
+	cr_assert(tokens_are(&w, q3, 3), "A2 did not park behind B1");
+	cr_assert(word_of(&w) == (0x100 | A_L | A_P | B_L | B_P),
+	    "word %#jx with both locks held and waited for",
+	    (uintmax_t)word_of(&w));
+
+	/* Unlock A: A1 gets it; B1 and A2 stay parked, and A's parked bit
+	 * stays set because A2 still waits. */
+	pl_bitlock_unlock(&w, A_L, A_P);
+	cr_assert(tu_wait_int_eq(&a1.got, 1, TU_WAIT_NS),
+	    "unlock of A did not wake A's first waiter");
+	const uintptr_t q4[] = { B_L, A_L };
+	cr_assert(tokens_are(&w, q4, 2),
+	    "after unlock of A: expected B1, A2 still parked");
+	cr_assert(!__atomic_load_n(&b1.got, __ATOMIC_ACQUIRE));
+	cr_assert(word_of(&w) == (0x100 | A_L | A_P | B_L | B_P),
+	    "word %#jx: A's parked bit must stay while A2 waits",
+	    (uintmax_t)word_of(&w));
+
+	/* A1 unlocks: A2 gets it, and A's parked bit goes; B untouched. */
+	__atomic_store_n(&a1.release, 1, __ATOMIC_RELEASE);
+	cr_assert(tu_wait_int_eq(&a2.got, 1, TU_WAIT_NS),
+	    "A1's unlock did not wake A2");
+	tu_join(ta1);
+	const uintptr_t q5[] = { B_L };
+	cr_assert(tokens_are(&w, q5, 1), "B1 should be the only one parked");
+	cr_assert(word_of(&w) == (0x100 | A_L | B_L | B_P),
+	    "word %#jx: A held with nobody waiting, B held and waited for",
+	    (uintmax_t)word_of(&w));
+	__atomic_store_n(&a2.release, 1, __ATOMIC_RELEASE);
+	tu_join(ta2);
+	cr_assert(word_of(&w) == (0x100 | B_L | B_P));
+	cr_assert(count_parked(&w) == 1);
+	cr_assert(!__atomic_load_n(&b1.got, __ATOMIC_ACQUIRE),
+	    "B's waiter was woken by unlocks of A");
+
+	/* Finally B. */
+	pl_bitlock_unlock(&w, B_L, B_P);
+	cr_assert(tu_wait_int_eq(&b1.got, 1, TU_WAIT_NS));
+	__atomic_store_n(&b1.release, 1, __ATOMIC_RELEASE);
+	tu_join(tb1);
+	cr_assert(word_of(&w) == 0x100, "word %#jx at the end",
+	    (uintmax_t)word_of(&w));
+	cr_assert(count_parked(&w) == 0);
+	pl_tuning_set(&saved);
+}
+
+/* ------------------------------------------------------------------ */
+/* 4. a lock in a pointer's low bits                                   */
+
+struct node {
+	_Alignas(8) long payload[4];
+};
+
+enum { PTR_THREADS = 4, PTR_ITERS = 20000 };
+
+struct ptrlock {
+	uintptr_t head; /* (uintptr_t)&node | lock bits 1 and 2 */
+	uintptr_t ptr;
+	long bad;       /* atomic: pointer bits seen changed */
+	struct tu_barrier start;
+};
+
+static void *
+ptr_main(void *arg)
+{
+	struct ptrlock *p = arg;
+	tu_barrier_wait(&p->start);
+	for (int i = 0; i < PTR_ITERS; i++) {
+		if ((word_of(&p->head) & ~(uintptr_t)3) != p->ptr)
+			__atomic_fetch_add(&p->bad, 1, __ATOMIC_RELAXED);
+		pl_bitlock_lock(&p->head, 1, 2);
+		struct node *n = (struct node *)(word_of(&p->head) &
+		    ~(uintptr_t)3);
+		if ((uintptr_t)n != p->ptr)
+			__atomic_fetch_add(&p->bad, 1, __ATOMIC_RELAXED);
+		else
+			n->payload[i % 4]++;
+		if (i % 100 == 0)
+			sched_yield();
+		pl_bitlock_unlock(&p->head, 1, 2);
+	}
+	return NULL;
+}
+
+Test(bitlock, pointer_low_bits_as_lock, .timeout = 60)
+{
+	static struct node node;
+	static struct ptrlock p;
+	memset(&node, 0, sizeof(node));
+	memset(&p, 0, sizeof(p));
+	p.ptr = (uintptr_t)&node;
+	cr_assert((p.ptr & 3) == 0);
+	p.head = p.ptr;
+	tu_barrier_init(&p.start, PTR_THREADS);
+	pthread_t t[PTR_THREADS];
+	for (int i = 0; i < PTR_THREADS; i++)
+		t[i] = tu_spawn(ptr_main, &p);
+	for (int i = 0; i < PTR_THREADS; i++)
+		tu_join(t[i]);
+	tu_barrier_destroy(&p.start);
+	cr_assert(p.bad == 0, "the pointer bits changed %ld times", p.bad);
+	cr_assert(word_of(&p.head) == p.ptr, "head %#jx, expected %#jx",
+	    (uintmax_t)word_of(&p.head), (uintmax_t)p.ptr);
+	long sum = 0;
+	for (int i = 0; i < 4; i++)
+		sum += node.payload[i];
+	cr_assert(sum == (long)PTR_THREADS * PTR_ITERS,
+	    "payload sum %ld, expected %ld: exclusion broken", sum,
+	    (long)PTR_THREADS * PTR_ITERS);
+}
+
+/* ------------------------------------------------------------------ */
+/* 5. fair unlock hands off                                            */
+
+struct fair_waiter {
+	struct lk l;
+	int got;     /* atomic */
+	int release; /* atomic */
+};
+
+static void *
+fair_waiter_main(void *arg)
+{
+	struct fair_waiter *f = arg;
+	lk_lock(&f->l);
+	__atomic_store_n(&f->got, 1, __ATOMIC_RELEASE);
+	tu_wait_int_eq(&f->release, 1, TU_WAIT_NS);
+	lk_unlock(&f->l, false);
+	return NULL;
+}
+
+static void
+check_handoff(struct lk l)
+{
+	uintptr_t others = lk_value(&l) & ~(l.locked | l.parked);
+	struct fair_waiter f = { l, 0, 0 };
+	cr_assert(lk_trylock(&l));
+	pthread_t t = tu_spawn(fair_waiter_main, &f);
+	ASSERT_PARKED(lk_addr(&l), 1);
+	cr_assert(lk_value(&l) == (others | l.locked | l.parked));
+
+	lk_unlock(&l, true);
+	/* The lock went to the waiter: nobody, not even the unlocker, can
+	 * take it. */
+	cr_assert(!lk_trylock(&l),
+	    "trylock succeeded right after unlock_fair: no hand-off");
+	cr_assert(tu_wait_int_eq(&f.got, 1, TU_WAIT_NS),
+	    "the waiter never got the lock");
+	cr_assert(!lk_trylock(&l));
+	cr_assert(lk_value(&l) == (others | l.locked),
+	    "value %#jx while the waiter holds it alone",
+	    (uintmax_t)lk_value(&l));
+	__atomic_store_n(&f.release, 1, __ATOMIC_RELEASE);
+	tu_join(t);
+	cr_assert(lk_value(&l) == others);
+	cr_assert(lk_trylock(&l), "trylock failed after the waiter unlocked");
+	lk_unlock(&l, true); /* nobody waiting: a plain unlock */
+	cr_assert(lk_value(&l) == others);
+}
+
+Test(bitlock, unlock_fair_hands_off, .timeout = 30)
+{
+	static uintptr_t w;
+	static unsigned char b;
+	w = 0xff00;
+	b = 0x0c;
+	check_handoff((struct lk){ &w, NULL, 0x10, 0x1 });
+	check_handoff((struct lk){ NULL, &b, 0x1, 0x80 });
+}
+
+/* ------------------------------------------------------------------ */
+/* 6. misuse aborts with a message                                      */
+
+/* Run fn(arg) in a child with stderr on a pipe: it must die of SIGABRT
+ * after writing exactly expect (one line) on stderr. */
+static void
+expect_abort(void (*fn)(void *), void *arg, const char *expect)
+{
+	int fds[2];
+	cr_assert(pipe(fds) == 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		struct rlimit nocore = { 0, 0 };
+		setrlimit(RLIMIT_CORE, &nocore);
+		tu_child_watchdog(10);
+		signal(SIGABRT, SIG_DFL);
+		close(fds[0]);
+		if (dup2(fds[1], STDERR_FILENO) < 0)
+			_exit(2);
+		close(fds[1]);
+		fn(arg);
+		_exit(3); /* it returned: misuse not detected */
+	}
+	close(fds[1]);
+	char buf[512];
+	size_t len = 0;
+	int64_t end = tu_now_ns() + 20 * TU_SEC;
+	for (;;) {
+		ssize_t n = read(fds[0], buf + len, sizeof(buf) - 1 - len);
+		if (n > 0) {
+			len += (size_t)n;
+			if (len == sizeof(buf) - 1)
+				break;
+		} else if (n == 0 || errno != EINTR || tu_now_ns() > end) {
+			break;
+		}
+	}
+	buf[len] = '\0';
+	close(fds[0]);
+
+	int status = 0;
+	cr_assert(tu_waitpid_bounded(pid, &status, 20 * TU_SEC),
+	    "the child hung");
+	cr_assert(!(WIFEXITED(status) && WEXITSTATUS(status) == 3),
+	    "the call returned instead of aborting (expected \"%s\")", expect);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+	    "child status %#x: expected death by SIGABRT", status);
+	cr_assert(strcmp(buf, expect) == 0,
+	    "stderr was \"%s\", expected \"%s\"", buf, expect);
+}
+
+static uintptr_t bad_word;
+static unsigned char bad_byte;
+
+/* Arguments through volatile, so that the check runs at run time too. */
+static volatile uintptr_t vl, vp;
+
+enum bad_call {
+	BAD_LOCK, BAD_TRYLOCK, BAD_UNLOCK, BAD_UNLOCK_FAIR,
+	BAD8_LOCK, BAD8_TRYLOCK, BAD8_UNLOCK, BAD8_UNLOCK_FAIR
+};
+
+static void
+bad_call(void *arg)
+{
+	uintptr_t l = vl, p = vp;
+	switch ((enum bad_call)(intptr_t)arg) {
+	case BAD_LOCK:
+		pl_bitlock_lock(&bad_word, l, p);
+		break;
+	case BAD_TRYLOCK:
+		(void)pl_bitlock_trylock(&bad_word, l, p);
+		break;
+	case BAD_UNLOCK:
+		pl_bitlock_unlock(&bad_word, l, p);
+		break;
+	case BAD_UNLOCK_FAIR:
+		pl_bitlock_unlock_fair(&bad_word, l, p);
+		break;
+	case BAD8_LOCK:
+		pl_bitlock8_lock(&bad_byte, (unsigned char)l, (unsigned char)p);
+		break;
+	case BAD8_TRYLOCK:
+		(void)pl_bitlock8_trylock(&bad_byte, (unsigned char)l,
+		    (unsigned char)p);
+		break;
+	case BAD8_UNLOCK:
+		pl_bitlock8_unlock(&bad_byte, (unsigned char)l,
+		    (unsigned char)p);
+		break;
+	case BAD8_UNLOCK_FAIR:
+		pl_bitlock8_unlock_fair(&bad_byte, (unsigned char)l,
+		    (unsigned char)p);
+		break;
+	}
+}
+
+static void
+check_bad(enum bad_call call, uintptr_t l, uintptr_t p, const char *tail)
+{
+	static const char *const names[] = { "pl_bitlock_lock",
+		"pl_bitlock_trylock", "pl_bitlock_unlock",
+		"pl_bitlock_unlock_fair", "pl_bitlock8_lock",
+		"pl_bitlock8_trylock", "pl_bitlock8_unlock",
+		"pl_bitlock8_unlock_fair" };
+	const void *addr = call >= BAD8_LOCK ? (const void *)&bad_byte
+	                                     : (const void *)&bad_word;
+	char expect[256];
+	snprintf(expect, sizeof(expect), "%s: bit lock %p: %s\n", names[call],
+	    addr, tail);
+	vl = l;
+	vp = p;
+	expect_abort(bad_call, (void *)(intptr_t)call, expect);
+}
+
+Test(bitlock, bad_arguments_abort, .timeout = 30)
+{
+	for (int c = BAD_LOCK; c <= BAD8_UNLOCK_FAIR; c++) {
+		enum bad_call call = (enum bad_call)c;
+		check_bad(call, 0, 2, "locked_bit is 0");
+		check_bad(call, 1, 0, "parked_bit is 0");
+		check_bad(call, 0, 0, "locked_bit is 0");
+		check_bad(call, 4, 4,
+		    "locked_bit and parked_bit are the same bit 0x4");
+		check_bad(call, 3, 4, "locked_bit 0x3 is not a single bit");
+		check_bad(call, 1, 0x30, "parked_bit 0x30 is not a single bit");
+	}
+	cr_assert(bad_word == 0 && bad_byte == 0);
+}
+
+/* Constant arguments take the same path (the check folds to a call). */
+static void
+bad_constant(void *arg)
+{
+	(void)arg;
+	pl_bitlock_lock(&bad_word, 1, 1);
+}
+
+Test(bitlock, bad_constant_arguments_abort, .timeout = 30)
+{
+	char expect[160];
+	snprintf(expect, sizeof(expect), "pl_bitlock_lock: bit lock %p: "
+	    "locked_bit and parked_bit are the same bit 0x1\n",
+	    (void *)&bad_word);
+	expect_abort(bad_constant, NULL, expect);
+}
+
+static void
+unlock_unlocked(void *arg)
+{
+	switch ((int)(intptr_t)arg) {
+	case 0:
+		pl_bitlock_unlock(&bad_word, 0x40, 0x80);
+		break;
+	case 1:
+		pl_bitlock_unlock_fair(&bad_word, 0x40, 0x80);
+		break;
+	case 2:
+		pl_bitlock8_unlock(&bad_byte, 0x40, 0x80);
+		break;
+	default:
+		pl_bitlock8_unlock_fair(&bad_byte, 0x40, 0x80);
+		break;
+	}
+}
+
+Test(bitlock, unlock_of_unlocked_aborts, .timeout = 30)
+{
+	static const char *const names[] = { "pl_bitlock_unlock",
+		"pl_bitlock_unlock_fair", "pl_bitlock8_unlock",
+		"pl_bitlock8_unlock_fair" };
+	/* Other bits set, and even the parked bit: still not locked. */
+	bad_word = 0xbf;
+	bad_byte = 0xbf;
+	for (int i = 0; i < 4; i++) {
+		char expect[160];
+		snprintf(expect, sizeof(expect),
+		    "%s: bit lock %p (bit 0x40) is not locked\n", names[i],
+		    i < 2 ? (void *)&bad_word : (void *)&bad_byte);
+		expect_abort(unlock_unlocked, (void *)(intptr_t)i, expect);
+	}
+	bad_word = 0;
+	bad_byte = 0;
+}

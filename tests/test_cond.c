@@ -1,0 +1,1044 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests of pl_cond_t: signal and broadcast with nobody waiting, strict
+ * alternation (ping-pong), a bounded queue, broadcast requeueing onto the
+ * mutex (no thundering herd), signal semantics, timed waits (deadlines,
+ * EINVAL, timing out after a requeue) and misuse detection.
+ *
+ * Waiters park on the condition variable's address; a signal or broadcast
+ * made while the mutex is held moves them onto the mutex's address, where
+ * count_parked(&mutex) sees them.  Every wait wrapper below counts how
+ * many times pl_cond_wait returned, so that a spurious or duplicate wakeup
+ * shows up as a count other than the expected one.
+ */
+#include <fcntl.h>
+#include <sys/resource.h>
+
+#include "testutil.h"
+
+TU_CRITERION_MAIN_SERIAL()
+
+TestSuite(cond, .timeout = 30);
+
+static unsigned char
+cstate(const pl_cond_t *c)
+{
+	return __atomic_load_n(&c->state, __ATOMIC_RELAXED);
+}
+
+static unsigned char
+mstate(const pl_mutex_t *m)
+{
+	return __atomic_load_n(&m->state, __ATOMIC_RELAXED);
+}
+
+#define MUTEX_LOCKED_PARKED (PL_MUTEX_LOCKED | PL_MUTEX_PARKED)
+
+struct try_ctx {
+	pl_mutex_t *m;
+	bool got;
+};
+
+static void *
+try_main(void *arg)
+{
+	struct try_ctx *t = arg;
+	t->got = pl_mutex_trylock(t->m);
+	if (t->got)
+		pl_mutex_unlock(t->m);
+	return NULL;
+}
+
+/* Whether another thread can take m right now (it releases it at once). */
+static bool
+trylock_from_other_thread(pl_mutex_t *m)
+{
+	struct try_ctx t = { m, false };
+	tu_join(tu_spawn(try_main, &t));
+	return t.got;
+}
+
+/* ------------------------------------------------------------------ */
+/* 1. no waiters: signal and broadcast touch only the byte             */
+
+struct guarded {
+	unsigned char before;
+	pl_cond_t c;
+	unsigned char after;
+};
+
+#define GUARD ((unsigned char)0xa5)
+
+static void
+check_guarded(const struct guarded *g, const char *when)
+{
+	cr_assert(g->before == GUARD && g->after == GUARD,
+	    "%s: guard bytes %#x %#x, expected %#x: a neighbour was written",
+	    when, g->before, g->after, GUARD);
+	cr_assert(cstate(&g->c) == 0, "%s: cond byte %u, expected 0", when,
+	    cstate(&g->c));
+}
+
+Test(cond, no_waiters_signal_and_broadcast_touch_only_the_byte, .timeout = 30)
+{
+	static struct guarded g;
+	pl_mutex_t m = PL_MUTEX_INITIALIZER;
+	cr_assert(sizeof(pl_cond_t) == 1);
+
+	memset(&g, GUARD, sizeof(g));
+	pl_cond_init(&g.c);
+	check_guarded(&g, "after pl_cond_init");
+
+	for (int i = 0; i < 1000; i++) {
+		cr_assert(!pl_cond_signal(&g.c),
+		    "pl_cond_signal with no waiter returned true");
+		cr_assert(pl_cond_broadcast(&g.c) == 0,
+		    "pl_cond_broadcast with no waiter returned non-zero");
+	}
+	check_guarded(&g, "after signal/broadcast with no waiter");
+	cr_assert(count_parked(&g.c) == 0);
+
+	/* A waiter comes and goes (it times out): the byte is 0 again, and
+	 * signal and broadcast are again no-ops. */
+	pl_mutex_lock(&m);
+	struct timespec dl = tu_deadline_in(1 * TU_MS);
+	cr_assert(pl_cond_timedwait(&g.c, &m, &dl) == ETIMEDOUT);
+	cr_assert(pl_mutex_is_locked(&m));
+	pl_mutex_unlock(&m);
+	check_guarded(&g, "after a waiter timed out");
+	cr_assert(!pl_cond_signal(&g.c));
+	cr_assert(pl_cond_broadcast(&g.c) == 0);
+	check_guarded(&g, "after a waiter timed out and signal/broadcast");
+	cr_assert(mstate(&m) == 0);
+
+	/* The static initializer. */
+	pl_cond_t s = PL_COND_INITIALIZER;
+	cr_assert(cstate(&s) == 0);
+	cr_assert(!pl_cond_signal(&s) && pl_cond_broadcast(&s) == 0);
+	cr_assert(cstate(&s) == 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* 2. ping-pong: strict alternation, no lost wakeup                    */
+
+enum { PP_ROUNDS = 10000 };
+
+struct pingpong {
+	pl_mutex_t m;
+	pl_cond_t turn_is[2]; /* turn_is[i]: signalled when turn becomes i */
+	int turn;             /* protected by m */
+	long seq;             /* protected by m */
+	long bad_order;       /* protected by m */
+	long waits[2];        /* pl_cond_wait returns, per thread */
+	long spurious[2];     /* ... that found it was not our turn */
+	size_t finished;      /* atomic */
+};
+
+struct pp_arg {
+	struct pingpong *p;
+	int me;
+};
+
+static void *
+pp_main(void *arg)
+{
+	struct pp_arg *a = arg;
+	struct pingpong *p = a->p;
+	int me = a->me;
+	for (long i = 0; i < PP_ROUNDS; i++) {
+		pl_mutex_lock(&p->m);
+		while (p->turn != me) {
+			pl_cond_wait(&p->turn_is[me], &p->m);
+			p->waits[me]++;
+			/* Only the other thread gives us the turn, and it
+			 * signals only when it does: any other return is a
+			 * spurious wakeup. */
+			if (p->turn != me)
+				p->spurious[me]++;
+		}
+		if (p->seq != 2 * i + me)
+			p->bad_order++;
+		p->seq++;
+		p->turn = 1 - me;
+		pl_cond_signal(&p->turn_is[1 - me]);
+		pl_mutex_unlock(&p->m);
+	}
+	__atomic_fetch_add(&p->finished, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+Test(cond, ping_pong_10000_rounds, .timeout = 30)
+{
+	static struct pingpong p;
+	static struct pp_arg a[2];
+	memset(&p, 0, sizeof(p));
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++) {
+		a[i] = (struct pp_arg){ &p, i };
+		t[i] = tu_spawn(pp_main, &a[i]);
+	}
+	/* A lost wakeup leaves both threads waiting for ever. */
+	cr_assert(tu_wait_size_ge(&p.finished, 2, 20 * TU_SEC),
+	    "%zu of 2 threads finished in 20 s (seq %ld): a lost wakeup?",
+	    __atomic_load_n(&p.finished, __ATOMIC_ACQUIRE),
+	    __atomic_load_n(&p.seq, __ATOMIC_RELAXED));
+	tu_join(t[0]);
+	tu_join(t[1]);
+	cr_assert(p.seq == 2L * PP_ROUNDS, "seq %ld", p.seq);
+	cr_assert(p.bad_order == 0, "%ld turns out of order", p.bad_order);
+	cr_assert(p.spurious[0] == 0 && p.spurious[1] == 0,
+	    "spurious wakeups: %ld and %ld", p.spurious[0], p.spurious[1]);
+	cr_assert(p.waits[0] + p.waits[1] > 0,
+	    "nobody ever waited: the test is void");
+	cr_assert(mstate(&p.m) == 0, "mutex state %u", mstate(&p.m));
+	cr_assert(cstate(&p.turn_is[0]) == 0 && cstate(&p.turn_is[1]) == 0);
+	cr_assert(count_parked(&p.m) == 0);
+	cr_assert(count_parked(&p.turn_is[0]) == 0);
+	cr_assert(count_parked(&p.turn_is[1]) == 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* 3. bounded queue: 4 producers, 4 consumers                          */
+
+enum { QP = 4, QC = 4, QCAP = 8, QITEMS = 20000, QTOTAL = QP * QITEMS };
+
+struct bq {
+	pl_mutex_t m;
+	pl_cond_t not_full, not_empty;
+	unsigned buf[QCAP]; /* protected by m */
+	unsigned head, count;
+	unsigned taken;
+	long full_waits, empty_waits;
+	unsigned char seen[QTOTAL]; /* atomic increments */
+	long order_errors;          /* atomic */
+	size_t finished;            /* atomic */
+	struct tu_barrier start;
+};
+
+struct bq_arg {
+	struct bq *q;
+	unsigned idx;
+};
+
+static void *
+bq_producer(void *arg)
+{
+	struct bq_arg *a = arg;
+	struct bq *q = a->q;
+	tu_barrier_wait(&q->start);
+	for (unsigned i = 0; i < QITEMS; i++) {
+		pl_mutex_lock(&q->m);
+		while (q->count == QCAP) {
+			pl_cond_wait(&q->not_full, &q->m);
+			q->full_waits++;
+		}
+		q->buf[(q->head + q->count) % QCAP] = a->idx * QITEMS + i;
+		q->count++;
+		pl_cond_signal(&q->not_empty);
+		pl_mutex_unlock(&q->m);
+	}
+	__atomic_fetch_add(&q->finished, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *
+bq_consumer(void *arg)
+{
+	struct bq_arg *a = arg;
+	struct bq *q = a->q;
+	long last[QP];
+	for (int p = 0; p < QP; p++)
+		last[p] = -1;
+	tu_barrier_wait(&q->start);
+	for (;;) {
+		pl_mutex_lock(&q->m);
+		while (q->count == 0 && q->taken < QTOTAL) {
+			pl_cond_wait(&q->not_empty, &q->m);
+			q->empty_waits++;
+		}
+		if (q->count == 0) { /* everything was taken */
+			pl_mutex_unlock(&q->m);
+			break;
+		}
+		unsigned item = q->buf[q->head];
+		q->head = (q->head + 1) % QCAP;
+		q->count--;
+		if (++q->taken == QTOTAL)
+			pl_cond_broadcast(&q->not_empty); /* the others stop */
+		pl_cond_signal(&q->not_full);
+		pl_mutex_unlock(&q->m);
+
+		if (item >= QTOTAL) {
+			__atomic_fetch_add(&q->order_errors, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		__atomic_fetch_add(&q->seen[item], 1, __ATOMIC_RELAXED);
+		/* The queue is FIFO and each producer pushes in order, so
+		 * any one consumer sees each producer's items in order. */
+		unsigned p = item / QITEMS;
+		long k = (long)(item % QITEMS);
+		if (k <= last[p])
+			__atomic_fetch_add(&q->order_errors, 1, __ATOMIC_RELAXED);
+		last[p] = k;
+	}
+	__atomic_fetch_add(&q->finished, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+Test(cond, bounded_queue_4_producers_4_consumers, .timeout = 60)
+{
+	static struct bq q;
+	static struct bq_arg a[QP + QC];
+	memset(&q, 0, sizeof(q));
+	tu_barrier_init(&q.start, QP + QC);
+	pthread_t t[QP + QC];
+	for (unsigned i = 0; i < QP + QC; i++) {
+		a[i] = (struct bq_arg){ &q, i < QP ? i : i - QP };
+		t[i] = tu_spawn(i < QP ? bq_producer : bq_consumer, &a[i]);
+	}
+	cr_assert(tu_wait_size_ge(&q.finished, QP + QC, 40 * TU_SEC),
+	    "%zu of %d threads finished in 40 s (%u of %d items taken): a lost "
+	    "wakeup?", __atomic_load_n(&q.finished, __ATOMIC_ACQUIRE), QP + QC,
+	    __atomic_load_n(&q.taken, __ATOMIC_RELAXED), QTOTAL);
+	for (int i = 0; i < QP + QC; i++)
+		tu_join(t[i]);
+	tu_barrier_destroy(&q.start);
+
+	cr_assert(q.taken == QTOTAL && q.count == 0, "taken %u, left %u",
+	    q.taken, q.count);
+	for (unsigned i = 0; i < QTOTAL; i++)
+		if (q.seen[i] != 1)
+			cr_assert_fail("item %u (producer %u, #%u) consumed %u "
+			               "times", i, i / QITEMS, i % QITEMS,
+			    q.seen[i]);
+	cr_assert(q.order_errors == 0, "%ld items out of order or corrupt",
+	    q.order_errors);
+	cr_assert(q.full_waits + q.empty_waits > 0,
+	    "nobody ever waited: the test is void");
+	cr_assert(mstate(&q.m) == 0, "mutex state %u", mstate(&q.m));
+	cr_assert(cstate(&q.not_full) == 0 && cstate(&q.not_empty) == 0,
+	    "cond bytes %u %u with nobody waiting", cstate(&q.not_full),
+	    cstate(&q.not_empty));
+	cr_assert(count_parked(&q.not_full) == 0);
+	cr_assert(count_parked(&q.not_empty) == 0);
+	cr_assert(count_parked(&q.m) == 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* 4. broadcast to 64 waiters                                          */
+
+enum { BW = 64 };
+
+struct bcast {
+	pl_mutex_t m;
+	pl_cond_t c;
+	int go;          /* protected by m */
+	int counter;     /* protected by m */
+	int inside;      /* atomic: a waiter is between return and unlock */
+	int overlaps;    /* atomic: two were there at once */
+	int wait_returns[BW]; /* written by waiter i only */
+	bool held_on_return[BW];
+	size_t done; /* atomic */
+};
+
+struct bw_arg {
+	struct bcast *b;
+	int idx;
+};
+
+static void *
+bw_main(void *arg)
+{
+	struct bw_arg *a = arg;
+	struct bcast *b = a->b;
+	bool held = true;
+	pl_mutex_lock(&b->m);
+	while (!b->go) {
+		pl_cond_wait(&b->c, &b->m);
+		b->wait_returns[a->idx]++;
+		held = held && pl_mutex_is_locked(&b->m);
+	}
+	if (__atomic_exchange_n(&b->inside, 1, __ATOMIC_ACQ_REL))
+		__atomic_fetch_add(&b->overlaps, 1, __ATOMIC_RELAXED);
+	b->counter++;
+	b->held_on_return[a->idx] = held;
+	__atomic_store_n(&b->inside, 0, __ATOMIC_RELEASE);
+	pl_mutex_unlock(&b->m);
+	__atomic_fetch_add(&b->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void
+run_broadcast(bool mutex_held)
+{
+	static struct bcast b;
+	static struct bw_arg a[BW];
+	static pthread_t t[BW];
+	memset(&b, 0, sizeof(b));
+	for (int i = 0; i < BW; i++) {
+		a[i] = (struct bw_arg){ &b, i };
+		t[i] = tu_spawn(bw_main, &a[i]);
+	}
+	/* All 64 verifiably waiting. */
+	ASSERT_PARKED(&b.c, BW);
+	cr_assert(cstate(&b.c) == PL_COND_WAITERS, "cond byte %u with %d "
+	    "waiters", cstate(&b.c), BW);
+
+	size_t n, on_c, on_m;
+	unsigned char ms, cs;
+	size_t early;
+	pl_mutex_lock(&b.m);
+	b.go = 1;
+	if (mutex_held) {
+		n = pl_cond_broadcast(&b.c);
+		/* Snapshot while still holding the mutex, assert after. */
+		on_c = count_parked(&b.c);
+		on_m = count_parked(&b.m);
+		ms = mstate(&b.m);
+		cs = cstate(&b.c);
+		early = __atomic_load_n(&b.done, __ATOMIC_ACQUIRE);
+		pl_mutex_unlock(&b.m);
+		cr_assert(n == BW, "broadcast returned %zu, expected %d", n, BW);
+		cr_assert(on_c == 0, "%zu waiter(s) left on the cond", on_c);
+		cr_assert(on_m == BW, "%zu waiter(s) on the mutex, expected "
+		    "all %d moved there (none woken while it is held)", on_m, BW);
+		cr_assert(ms == MUTEX_LOCKED_PARKED, "mutex state %u, expected "
+		    "LOCKED|PARKED", ms);
+		cr_assert(cs == 0, "cond byte %u after broadcast", cs);
+		cr_assert(early == 0, "%zu waiter(s) returned while the mutex "
+		    "was held", early);
+	} else {
+		pl_mutex_unlock(&b.m);
+		n = pl_cond_broadcast(&b.c);
+		on_c = count_parked(&b.c);
+		cr_assert(n == BW, "broadcast returned %zu, expected %d", n, BW);
+		cr_assert(on_c == 0, "%zu waiter(s) left on the cond", on_c);
+	}
+
+	cr_assert(tu_wait_size_ge(&b.done, BW, 20 * TU_SEC),
+	    "%zu of %d waiters returned after the broadcast",
+	    __atomic_load_n(&b.done, __ATOMIC_ACQUIRE), BW);
+	for (int i = 0; i < BW; i++)
+		tu_join(t[i]);
+	cr_assert(b.counter == BW, "counter %d, expected %d", b.counter, BW);
+	cr_assert(b.overlaps == 0, "%d waiters returned while another held "
+	    "the mutex", b.overlaps);
+	for (int i = 0; i < BW; i++) {
+		cr_assert(b.wait_returns[i] == 1, "waiter %d: pl_cond_wait "
+		    "returned %d times, expected once", i, b.wait_returns[i]);
+		cr_assert(b.held_on_return[i], "waiter %d returned without "
+		    "the mutex", i);
+	}
+	cr_assert(mstate(&b.m) == 0, "mutex state %u at the end", mstate(&b.m));
+	cr_assert(cstate(&b.c) == 0, "cond byte %u at the end", cstate(&b.c));
+	cr_assert(count_parked(&b.m) == 0 && count_parked(&b.c) == 0);
+}
+
+Test(cond, broadcast_64_with_mutex_held_requeues_all, .timeout = 30)
+{
+	run_broadcast(true);
+}
+
+Test(cond, broadcast_64_without_mutex, .timeout = 30)
+{
+	run_broadcast(false);
+}
+
+/* ------------------------------------------------------------------ */
+/* 5. signal: true iff a waiter was removed, one per call              */
+
+enum { SW = 3, SEQ_ROUNDS = 10 };
+
+struct sig {
+	pl_mutex_t m;
+	pl_cond_t c;
+	int permits;      /* protected by m */
+	int order[SEQ_ROUNDS]; /* protected by m: who returned, in order */
+	int nreturned;    /* protected by m */
+	int wait_returns[SEQ_ROUNDS]; /* written by waiter i only */
+	int done[SEQ_ROUNDS];         /* atomic */
+	size_t ndone;                 /* atomic */
+};
+
+struct sig_arg {
+	struct sig *s;
+	int idx;
+};
+
+static void *
+sig_waiter(void *arg)
+{
+	struct sig_arg *a = arg;
+	struct sig *s = a->s;
+	pl_mutex_lock(&s->m);
+	while (s->permits == 0) {
+		pl_cond_wait(&s->c, &s->m);
+		s->wait_returns[a->idx]++;
+	}
+	s->permits--;
+	s->order[s->nreturned++] = a->idx;
+	pl_mutex_unlock(&s->m);
+	__atomic_store_n(&s->done[a->idx], 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&s->ndone, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Give one permit, signal, check the result and wait for one return. */
+static void
+give_one(struct sig *s, size_t expect_done)
+{
+	pl_mutex_lock(&s->m);
+	s->permits++;
+	pl_mutex_unlock(&s->m);
+	cr_assert(pl_cond_signal(&s->c),
+	    "pl_cond_signal returned false with a waiter parked");
+	cr_assert(tu_wait_size_ge(&s->ndone, expect_done, TU_WAIT_NS),
+	    "the signalled waiter did not return (%zu of %zu)",
+	    __atomic_load_n(&s->ndone, __ATOMIC_ACQUIRE), expect_done);
+}
+
+Test(cond, signal_wakes_exactly_one_per_call, .timeout = 30)
+{
+	static struct sig s;
+	static struct sig_arg a[SW];
+	memset(&s, 0, sizeof(s));
+	pthread_t t[SW];
+	for (int i = 0; i < SW; i++) {
+		a[i] = (struct sig_arg){ &s, i };
+		t[i] = tu_spawn(sig_waiter, &a[i]);
+		ASSERT_PARKED(&s.c, (size_t)i + 1);
+	}
+	cr_assert(cstate(&s.c) == PL_COND_WAITERS);
+	/* Each waiter is parked with its mutex as park token. */
+	uintptr_t tok[SW];
+	cr_assert(parked_tokens(&s.c, tok, SW) == SW);
+	for (int i = 0; i < SW; i++)
+		cr_assert(tok[i] == (uintptr_t)&s.m, "park token %#lx of waiter "
+		    "%d, expected the mutex %p", (unsigned long)tok[i], i,
+		    (void *)&s.m);
+
+	for (int k = 0; k < SW; k++) {
+		give_one(&s, (size_t)k + 1);
+		/* Exactly one returned; the others are still parked. */
+		size_t left = count_parked(&s.c);
+		size_t nd = __atomic_load_n(&s.ndone, __ATOMIC_ACQUIRE);
+		cr_assert(left == (size_t)(SW - k - 1) && nd == (size_t)k + 1,
+		    "signal %d: %zu returned, %zu still parked", k + 1, nd, left);
+	}
+	cr_assert(!pl_cond_signal(&s.c), "a 4th signal with nobody waiting "
+	    "returned true");
+	cr_assert(cstate(&s.c) == 0, "cond byte %u with nobody waiting",
+	    cstate(&s.c));
+	for (int i = 0; i < SW; i++) {
+		tu_join(t[i]);
+		cr_assert(s.wait_returns[i] == 1, "waiter %d: pl_cond_wait "
+		    "returned %d times", i, s.wait_returns[i]);
+	}
+	cr_assert(s.permits == 0 && s.nreturned == SW);
+	cr_assert(mstate(&s.m) == 0);
+}
+
+/* One waiter at a time: each signal wakes exactly the one waiting. */
+Test(cond, signal_single_waiter_sequence_is_exact, .timeout = 30)
+{
+	static struct sig s;
+	static struct sig_arg a[SEQ_ROUNDS];
+	memset(&s, 0, sizeof(s));
+	for (int i = 0; i < SEQ_ROUNDS; i++) {
+		a[i] = (struct sig_arg){ &s, i };
+		pthread_t t = tu_spawn(sig_waiter, &a[i]);
+		ASSERT_PARKED(&s.c, 1);
+		give_one(&s, (size_t)i + 1);
+		tu_join(t);
+		cr_assert(s.order[i] == i, "round %d: waiter %d returned", i,
+		    s.order[i]);
+		cr_assert(s.wait_returns[i] == 1, "round %d: wait returned %d "
+		    "times", i, s.wait_returns[i]);
+		cr_assert(count_parked(&s.c) == 0 && cstate(&s.c) == 0);
+		cr_assert(!pl_cond_signal(&s.c));
+	}
+	cr_assert(s.nreturned == SEQ_ROUNDS && s.permits == 0);
+	cr_assert(mstate(&s.m) == 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* 6. signal with the mutex held moves the waiter onto the mutex       */
+
+struct moved {
+	pl_mutex_t m;
+	pl_cond_t c;
+	int go;           /* protected by m */
+	int wait_returns; /* waiter only */
+	bool held;        /* waiter only */
+	int returned;     /* atomic: back from pl_cond_wait, holding m */
+	int may_unlock;   /* atomic */
+	int done;         /* atomic */
+};
+
+static void *
+moved_waiter(void *arg)
+{
+	struct moved *w = arg;
+	pl_mutex_lock(&w->m);
+	while (!w->go) {
+		pl_cond_wait(&w->c, &w->m);
+		w->wait_returns++;
+	}
+	w->held = pl_mutex_is_locked(&w->m);
+	__atomic_store_n(&w->returned, 1, __ATOMIC_RELEASE);
+	tu_wait_int_eq(&w->may_unlock, 1, 20 * TU_SEC);
+	pl_mutex_unlock(&w->m);
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+Test(cond, signal_with_mutex_held_moves_waiter_to_mutex, .timeout = 30)
+{
+	static struct moved w;
+	memset(&w, 0, sizeof(w));
+	pthread_t t = tu_spawn(moved_waiter, &w);
+	ASSERT_PARKED(&w.c, 1);
+
+	pl_mutex_lock(&w.m);
+	w.go = 1;
+	bool r = pl_cond_signal(&w.c);
+	size_t on_c = count_parked(&w.c), on_m = count_parked(&w.m);
+	unsigned char ms = mstate(&w.m), cs = cstate(&w.c);
+	int early = __atomic_load_n(&w.returned, __ATOMIC_ACQUIRE);
+	pl_mutex_unlock(&w.m);
+
+	cr_assert(r, "pl_cond_signal returned false with a waiter parked");
+	cr_assert(on_c == 0 && on_m == 1, "after signal with the mutex held: "
+	    "%zu on the cond, %zu on the mutex (expected 0 and 1)", on_c, on_m);
+	cr_assert(ms == MUTEX_LOCKED_PARKED, "mutex state %u", ms);
+	cr_assert(cs == 0, "cond byte %u with nobody left on it", cs);
+	cr_assert(early == 0, "the waiter returned while the mutex was held");
+
+	/* After the unlock it returns, holding the mutex. */
+	cr_assert(tu_wait_int_eq(&w.returned, 1, TU_WAIT_NS),
+	    "the waiter did not return after the unlock");
+	cr_assert(!pl_mutex_trylock(&w.m), "trylock succeeded while the "
+	    "returned waiter should hold the mutex");
+	cr_assert(pl_mutex_is_locked(&w.m));
+	__atomic_store_n(&w.may_unlock, 1, __ATOMIC_RELEASE);
+	cr_assert(tu_wait_int_eq(&w.done, 1, TU_WAIT_NS));
+	tu_join(t);
+	cr_assert(w.held, "the waiter returned without the mutex");
+	cr_assert(w.wait_returns == 1, "wait returned %d times",
+	    w.wait_returns);
+	cr_assert(mstate(&w.m) == 0 && cstate(&w.c) == 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* 7. timed waits                                                      */
+
+struct prober {
+	pl_mutex_t *m;
+	int stop; /* atomic */
+	int got;  /* atomic: trylock succeeded at least once */
+};
+
+/* Polls trylock until it succeeds (the waiter released the mutex) or
+ * until told to stop. */
+static void *
+prober_main(void *arg)
+{
+	struct prober *p = arg;
+	int64_t end = tu_now_ns() + TU_WAIT_NS;
+	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE) &&
+	    tu_now_ns() < end) {
+		if (pl_mutex_trylock(p->m)) {
+			pl_mutex_unlock(p->m);
+			__atomic_store_n(&p->got, 1, __ATOMIC_RELEASE);
+			break;
+		}
+		tu_poll_pause();
+	}
+	return NULL;
+}
+
+Test(cond, timedwait_times_out_with_mutex_held, .timeout = 30)
+{
+	static pl_mutex_t m;
+	static pl_cond_t c;
+	pl_mutex_init(&m);
+	pl_cond_init(&c);
+	const int64_t rel[] = { 300 * TU_MS, 50 * TU_MS, 0, -10 * TU_MS };
+
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		struct prober p = { &m, 0, 0 };
+		bool probe = rel[i] >= 50 * TU_MS;
+		pl_mutex_lock(&m);
+		pthread_t pt = pthread_self();
+		if (probe)
+			pt = tu_spawn(prober_main, &p);
+		struct timespec dl = tu_deadline_in(rel[i]);
+		int rc = pl_cond_timedwait(&c, &m, &dl);
+		int64_t after = tu_now_ns();
+		bool locked = pl_mutex_is_locked(&m);
+		if (probe) {
+			__atomic_store_n(&p.stop, 1, __ATOMIC_RELEASE);
+			tu_join(pt);
+		}
+		cr_assert(rc == ETIMEDOUT, "[%zu] rc %d, expected ETIMEDOUT", i,
+		    rc);
+		cr_assert(after >= tu_ts_to_ns(&dl), "[%zu] ETIMEDOUT %lld ns "
+		    "before the deadline", i,
+		    (long long)(tu_ts_to_ns(&dl) - after));
+		cr_assert(after < tu_ts_to_ns(&dl) + 2 * TU_SEC,
+		    "[%zu] ETIMEDOUT %lld ms after the deadline", i,
+		    (long long)((after - tu_ts_to_ns(&dl)) / TU_MS));
+		cr_assert(locked, "[%zu] returned without the mutex", i);
+		if (probe)
+			cr_assert(p.got, "[%zu] the mutex was not released "
+			    "during the wait", i);
+		/* We hold it: another thread cannot take it. */
+		cr_assert(!trylock_from_other_thread(&m), "[%zu] another "
+		    "thread took the mutex after the timed wait returned", i);
+		cr_assert(mstate(&m) == PL_MUTEX_LOCKED, "[%zu] mutex state %u",
+		    i, mstate(&m));
+		cr_assert(cstate(&c) == 0, "[%zu] cond byte %u after the only "
+		    "waiter timed out", i, cstate(&c));
+		cr_assert(count_parked(&c) == 0);
+		pl_mutex_unlock(&m);
+		cr_assert(mstate(&m) == 0);
+	}
+}
+
+struct snatcher {
+	pl_mutex_t *m;
+	int stop;        /* atomic */
+	size_t attempts; /* atomic */
+	size_t got;      /* atomic */
+};
+
+static void *
+snatcher_main(void *arg)
+{
+	struct snatcher *s = arg;
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		if (pl_mutex_trylock(s->m)) {
+			__atomic_fetch_add(&s->got, 1, __ATOMIC_RELAXED);
+			pl_mutex_unlock(s->m);
+		}
+		__atomic_fetch_add(&s->attempts, 1, __ATOMIC_RELEASE);
+		sched_yield();
+	}
+	return NULL;
+}
+
+Test(cond, timedwait_malformed_deadline_is_einval, .timeout = 30)
+{
+	static pl_mutex_t m;
+	static pl_cond_t c;
+	static struct snatcher s;
+	pl_mutex_init(&m);
+	pl_cond_init(&c);
+	memset(&s, 0, sizeof(s));
+	s.m = &m;
+	const struct timespec bad[] = {
+		{ 0, 1000000000L }, { 0, -1 }, { -1, 0 }, { -1, 999999999L },
+	};
+
+	pl_mutex_lock(&m);
+	/* A thread keeps trying to take the mutex: if a timed wait released
+	 * it even for a moment, it may get in. */
+	pthread_t t = tu_spawn(snatcher_main, &s);
+	cr_assert(tu_wait_size_ge(&s.attempts, 10, TU_WAIT_NS));
+	for (int round = 0; round < 200; round++) {
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			int rc = pl_cond_timedwait(&c, &m, &bad[i]);
+			if (rc != EINVAL || mstate(&m) != PL_MUTEX_LOCKED ||
+			    cstate(&c) != 0)
+				cr_assert_fail("[%zu] rc %d (expected EINVAL), "
+				               "mutex state %u, cond byte %u",
+				    i, rc, mstate(&m), cstate(&c));
+		}
+		if (round % 20 == 0) {
+			/* Let the snatcher run between some of the calls. */
+			size_t a0 = __atomic_load_n(&s.attempts, __ATOMIC_ACQUIRE);
+			cr_assert(tu_wait_size_ge(&s.attempts, a0 + 2, TU_WAIT_NS));
+		}
+	}
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+	tu_join(t);
+	cr_assert(s.got == 0, "another thread took the mutex %zu times while "
+	    "timed waits with malformed deadlines were failing", s.got);
+	cr_assert(pl_mutex_is_locked(&m));
+	cr_assert(count_parked(&c) == 0);
+	pl_mutex_unlock(&m);
+	cr_assert(mstate(&m) == 0 && cstate(&c) == 0);
+}
+
+struct timed_waiter {
+	pl_mutex_t m;
+	pl_cond_t c;
+	int go;             /* protected by m */
+	struct timespec dl; /* set before the thread starts */
+	int rc;
+	int wait_returns;
+	bool held;
+	int64_t returned_ns;
+	int done; /* atomic */
+};
+
+static void *
+timed_waiter_main(void *arg)
+{
+	struct timed_waiter *w = arg;
+	pl_mutex_lock(&w->m);
+	w->rc = 0;
+	while (!w->go) {
+		w->rc = pl_cond_timedwait(&w->c, &w->m, &w->dl);
+		w->wait_returns++;
+		if (w->rc != 0)
+			break;
+	}
+	w->returned_ns = tu_now_ns();
+	w->held = pl_mutex_is_locked(&w->m);
+	pl_mutex_unlock(&w->m);
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+Test(cond, timedwait_signalled_before_deadline_returns_0, .timeout = 30)
+{
+	static struct timed_waiter w;
+	memset(&w, 0, sizeof(w));
+	w.dl = tu_deadline_in(20 * TU_SEC);
+	pthread_t t = tu_spawn(timed_waiter_main, &w);
+	ASSERT_PARKED(&w.c, 1);
+	pl_mutex_lock(&w.m);
+	w.go = 1;
+	cr_assert(pl_cond_signal(&w.c));
+	pl_mutex_unlock(&w.m);
+	cr_assert(tu_wait_int_eq(&w.done, 1, TU_WAIT_NS),
+	    "the signalled timed waiter did not return");
+	tu_join(t);
+	cr_assert(w.rc == 0, "timed wait returned %d after a signal", w.rc);
+	cr_assert(w.wait_returns == 1);
+	cr_assert(w.returned_ns < tu_ts_to_ns(&w.dl));
+	cr_assert(w.held);
+	cr_assert(mstate(&w.m) == 0 && cstate(&w.c) == 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* 8. a timed waiter requeued onto the mutex times out there           */
+
+struct plain_locker {
+	pl_mutex_t *m;
+	int done; /* atomic */
+};
+
+static void *
+plain_locker_main(void *arg)
+{
+	struct plain_locker *l = arg;
+	pl_mutex_lock(l->m);
+	pl_mutex_unlock(l->m);
+	__atomic_store_n(&l->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+struct token_ctx {
+	const void *addr;
+	uintptr_t cond_token; /* the token of a thread still requeued */
+	size_t n;
+};
+
+/* The requeued waiter has timed out on the mutex's queue and parked again
+ * through pl_mutex_lock: no thread on the mutex carries the condition
+ * variable's park token (the mutex's address) any more, and n are parked. */
+static bool
+requeued_waiter_reparked(void *arg)
+{
+	struct token_ctx *t = arg;
+	uintptr_t tok[4];
+	size_t n = parked_tokens(t->addr, tok, 4);
+	if (n != t->n)
+		return false;
+	for (size_t i = 0; i < n && i < 4; i++)
+		if (tok[i] == t->cond_token)
+			return false;
+	return true;
+}
+
+static void
+run_requeued_timeout(bool with_locker)
+{
+	static struct timed_waiter w;
+	static struct plain_locker l;
+	memset(&w, 0, sizeof(w));
+	memset(&l, 0, sizeof(l));
+	l.m = &w.m;
+	w.dl = tu_deadline_in(500 * TU_MS);
+	pthread_t t = tu_spawn(timed_waiter_main, &w), lt = t;
+	ASSERT_PARKED(&w.c, 1);
+
+	/* Broadcast with the mutex held: the waiter moves onto the mutex. */
+	pl_mutex_lock(&w.m);
+	size_t n = pl_cond_broadcast(&w.c);
+	int64_t t_bcast = tu_now_ns();
+	uintptr_t tok[2] = { 0, 0 };
+	size_t on_m = parked_tokens(&w.m, tok, 2);
+	size_t on_c = count_parked(&w.c);
+	cr_assert(n == 1, "broadcast returned %zu", n);
+	cr_assert(t_bcast < tu_ts_to_ns(&w.dl), "the broadcast came after the "
+	    "waiter's deadline: the machine is too slow for this test");
+	cr_assert(on_c == 0 && on_m == 1 && tok[0] == (uintptr_t)&w.m,
+	    "after broadcast: %zu on the cond, %zu on the mutex (token %#lx)",
+	    on_c, on_m, (unsigned long)tok[0]);
+	if (with_locker) {
+		/* A plain locker queues behind the requeued waiter, so that
+		 * the waiter is not the last on the mutex when it times out. */
+		lt = tu_spawn(plain_locker_main, &l);
+		ASSERT_PARKED(&w.m, 2);
+	}
+
+	/* The deadline passes while the waiter is on the mutex's queue; it
+	 * leaves it and parks again to lock the mutex, which we hold. */
+	struct token_ctx tc = { &w.m, (uintptr_t)&w.m, with_locker ? 2 : 1 };
+	bool reparked = tu_wait_until(requeued_waiter_reparked, &tc,
+	    TU_WAIT_NS);
+	int64_t t_reparked = tu_now_ns();
+	int early = __atomic_load_n(&w.done, __ATOMIC_ACQUIRE);
+	unsigned char ms = mstate(&w.m);
+	int64_t t_unlock = tu_now_ns();
+	pl_mutex_unlock(&w.m);
+
+	cr_assert(reparked, "the requeued waiter never timed out on the "
+	    "mutex (%zu parked there)", count_parked(&w.m));
+	cr_assert(t_reparked >= tu_ts_to_ns(&w.dl), "the waiter left the "
+	    "mutex's queue %lld ns before its deadline",
+	    (long long)(tu_ts_to_ns(&w.dl) - t_reparked));
+	cr_assert(early == 0, "the timed waiter returned while the mutex was "
+	    "held");
+	cr_assert(ms == MUTEX_LOCKED_PARKED, "mutex state %u with the waiter "
+	    "parked on it again", ms);
+
+	cr_assert(tu_wait_int_eq(&w.done, 1, TU_WAIT_NS),
+	    "the timed waiter did not return after the unlock");
+	tu_join(t);
+	if (with_locker) {
+		cr_assert(tu_wait_int_eq(&l.done, 1, TU_WAIT_NS),
+		    "the plain locker never got the mutex: PARKED lost?");
+		tu_join(lt);
+	}
+	cr_assert(w.rc == ETIMEDOUT, "rc %d, expected ETIMEDOUT", w.rc);
+	cr_assert(w.wait_returns == 1);
+	cr_assert(w.held, "returned ETIMEDOUT without the mutex");
+	cr_assert(w.returned_ns >= t_unlock, "returned before the mutex was "
+	    "unlocked");
+	cr_assert(w.returned_ns >= tu_ts_to_ns(&w.dl));
+	cr_assert(mstate(&w.m) == 0, "mutex state %u once everybody is done "
+	    "(stale PARKED?)", mstate(&w.m));
+	cr_assert(cstate(&w.c) == 0);
+	cr_assert(count_parked(&w.m) == 0 && count_parked(&w.c) == 0);
+}
+
+Test(cond, requeued_timed_waiter_times_out_on_mutex, .timeout = 30)
+{
+	run_requeued_timeout(false);
+}
+
+Test(cond, requeued_timed_waiter_times_out_behind_locker, .timeout = 30)
+{
+	run_requeued_timeout(true);
+}
+
+/* ------------------------------------------------------------------ */
+/* 9. misuse: two mutexes with one condition variable                  */
+
+struct two_mutexes {
+	pl_cond_t c;
+	pl_mutex_t m1;
+	pl_mutex_t m2;
+};
+
+static struct two_mutexes tm;
+
+static void *
+tm_waiter(void *arg)
+{
+	pl_mutex_t *m = arg;
+	pl_mutex_lock(m);
+	for (;;) /* never signalled: only the broadcast below ends this */
+		pl_cond_wait(&tm.c, m);
+	return NULL;
+}
+
+/* In a forked child: returns the exit status on a setup failure. */
+static int
+tm_child(void)
+{
+	pthread_t a, b;
+	if (tu_spawn_raw(&a, tm_waiter, &tm.m1) != 0)
+		return 4;
+	if (!wait_parked(&tm.c, 1, TU_WAIT_NS))
+		return 5;
+	if (tu_spawn_raw(&b, tm_waiter, &tm.m2) != 0)
+		return 4;
+	if (!wait_parked(&tm.c, 2, TU_WAIT_NS))
+		return 5;
+	pl_cond_broadcast(&tm.c);
+	return 3; /* it returned: misuse not detected */
+}
+
+Test(cond, two_mutexes_at_once_abort, .timeout = 30)
+{
+	memset(&tm, 0, sizeof(tm));
+	int fds[2];
+	cr_assert(pipe(fds) == 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		struct rlimit nocore = { 0, 0 };
+		setrlimit(RLIMIT_CORE, &nocore);
+		tu_child_watchdog(20);
+		signal(SIGABRT, SIG_DFL);
+		close(fds[0]);
+		if (dup2(fds[1], STDERR_FILENO) < 0)
+			_exit(2);
+		close(fds[1]);
+		_exit(tm_child());
+	}
+	close(fds[1]);
+	char buf[512];
+	size_t len = 0;
+	int64_t end = tu_now_ns() + 25 * TU_SEC;
+	for (;;) {
+		ssize_t n = read(fds[0], buf + len, sizeof(buf) - 1 - len);
+		if (n > 0) {
+			len += (size_t)n;
+			if (len == sizeof(buf) - 1)
+				break;
+		} else if (n == 0 || errno != EINTR || tu_now_ns() > end) {
+			break;
+		}
+	}
+	buf[len] = '\0';
+	close(fds[0]);
+
+	int status = 0;
+	cr_assert(tu_waitpid_bounded(pid, &status, 25 * TU_SEC),
+	    "the child hung");
+	cr_assert(!(WIFEXITED(status) && WEXITSTATUS(status) == 3),
+	    "pl_cond_broadcast with waiters on two mutexes returned");
+	cr_assert(!(WIFEXITED(status) && WEXITSTATUS(status) >= 4),
+	    "child setup failed (status %d): waiters did not park",
+	    WEXITSTATUS(status));
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+	    "child status %#x: expected death by SIGABRT", status);
+
+	/* The order in which the two mutexes are named is not specified. */
+	char e1[192], e2[192];
+	snprintf(e1, sizeof(e1), "pl_cond_broadcast: condition variable %p "
+	    "used with mutexes %p and %p at once\n", (void *)&tm.c,
+	    (void *)&tm.m1, (void *)&tm.m2);
+	snprintf(e2, sizeof(e2), "pl_cond_broadcast: condition variable %p "
+	    "used with mutexes %p and %p at once\n", (void *)&tm.c,
+	    (void *)&tm.m2, (void *)&tm.m1);
+	cr_assert(strcmp(buf, e1) == 0 || strcmp(buf, e2) == 0,
+	    "stderr was \"%s\", expected \"%s\"", buf, e1);
+}

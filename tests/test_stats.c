@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Statistics (stats.h): each counter against a scripted scenario with a
+ * known number of parks, timeouts, invalid parks, wake-ups, requeues and
+ * fair hand-offs.  Criterion runs every test in a process of its own, so
+ * the process-wide counters start from what the test itself did.
+ */
+#include "testutil.h"
+
+TU_CRITERION_MAIN_SERIAL()
+
+TestSuite(stats, .timeout = 30);
+
+struct sparker {
+	const void *addr;
+	pl_park_result_t res;
+	int done;
+	pthread_t thread;
+};
+
+static void *
+sparker_main(void *arg)
+{
+	struct sparker *p = arg;
+	p->res = pl_park(p->addr, NULL, NULL, NULL, NULL, 0, NULL);
+	__atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Start n threads parked on addr, each verifiably queued. */
+static void
+park_n(struct sparker *ps, size_t n, const void *addr)
+{
+	size_t before = count_parked(addr);
+	for (size_t i = 0; i < n; i++) {
+		ps[i].addr = addr;
+		ps[i].done = 0;
+		ps[i].thread = tu_spawn(sparker_main, &ps[i]);
+		cr_assert(wait_parked(addr, before + i + 1, 10 * TU_SEC),
+		    "parker %zu never parked", i);
+	}
+}
+
+static void
+join_n(struct sparker *ps, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		tu_join(ps[i].thread);
+		cr_assert(ps[i].res.status == PL_PARK_UNPARKED);
+	}
+}
+
+static bool
+say_no(void *ctx)
+{
+	(void)ctx;
+	return false;
+}
+
+Test(stats, parks_timeouts_and_invalid_parks)
+{
+	static char a;
+	struct pl_stats s;
+
+	/* The first park reads the topology; do that before the clock
+	 * starts, so that the park below is queued for its whole 5 ms. */
+	struct pl_tuning t;
+	pl_tuning_get(&t);
+	pl_stats_reset();
+	pl_stats_get(&s);
+	cr_assert(s.parks == 0 && s.timeouts == 0 && s.invalid_parks == 0);
+	cr_assert(s.wait_ns_total == 0 && s.unparks == 0);
+
+	struct timespec dl = tu_deadline_in(5 * TU_MS);
+	pl_park_result_t r = pl_park(&a, NULL, NULL, NULL, NULL, 0, &dl);
+	cr_assert(r.status == PL_PARK_TIMED_OUT);
+	r = pl_park(&a, say_no, NULL, NULL, NULL, 0, NULL);
+	cr_assert(r.status == PL_PARK_INVALID);
+	struct timespec bad = { 0, 1000000000L };
+	r = pl_park(&a, NULL, NULL, NULL, NULL, 0, &bad);
+	cr_assert(r.status == PL_PARK_INVALID);
+
+	pl_stats_get(&s);
+	cr_assert(s.parks == 1, "parks %llu", (unsigned long long)s.parks);
+	cr_assert(s.timeouts == 1);
+	cr_assert(s.invalid_parks == 2);
+	cr_assert(s.unparks == 0);
+	/* Queued from before the deadline until after it. */
+	cr_assert(s.wait_ns_total >= 4 * TU_MS, "waited %llu ns",
+	    (unsigned long long)s.wait_ns_total);
+	cr_assert(s.threads_parked_now == 0);
+	cr_assert(s.max_queue_len == 1);
+	cr_assert(s.buckets == pli_lot_buckets() && s.buckets >= 32);
+}
+
+Test(stats, unparks_queue_lengths_and_the_parked_gauge)
+{
+	static char a;
+	struct sparker ps[5];
+	struct pl_stats s;
+
+	pl_stats_reset();
+	park_n(ps, 5, &a);
+	pl_stats_get(&s);
+	cr_assert(s.parks == 5);
+	cr_assert(s.threads_parked_now == 5, "parked now %zu",
+	    s.threads_parked_now);
+	cr_assert(s.max_queue_len == 5);
+
+	cr_assert(pl_unpark_one(&a, NULL, NULL).unparked == 1);
+	cr_assert(pl_unpark_all(&a, 0) == 4);
+	join_n(ps, 5);
+	pl_stats_get(&s);
+	cr_assert(s.unparks == 5);
+	cr_assert(s.threads_parked_now == 0);
+	cr_assert(s.max_queue_len == 5);
+	cr_assert(s.fair_handoffs == 0);
+}
+
+Test(stats, requeues_count_threads_moved)
+{
+	static char from, to;
+	struct sparker ps[4];
+	struct pl_stats s;
+
+	pl_stats_reset();
+	park_n(ps, 4, &from);
+	pl_unpark_result_t r = pl_unpark_requeue(&from, &to, NULL, NULL, NULL);
+	cr_assert(r.unparked == 1 && r.requeued == 3);
+	cr_assert(wait_parked(&to, 3, 10 * TU_SEC));
+	pl_stats_get(&s);
+	cr_assert(s.requeues == 3);
+	cr_assert(s.unparks == 1);
+	cr_assert(s.threads_parked_now == 3);
+	cr_assert(pl_unpark_all(&to, 0) == 3);
+	join_n(ps, 4);
+	pl_stats_get(&s);
+	cr_assert(s.unparks == 4 && s.requeues == 3 && s.parks == 4);
+	cr_assert(s.threads_parked_now == 0);
+}
+
+static pl_mutex_t handoff_mutex;
+static int handoff_got;
+
+static void *
+handoff_locker(void *arg)
+{
+	(void)arg;
+	pl_mutex_lock(&handoff_mutex);
+	__atomic_store_n(&handoff_got, 1, __ATOMIC_RELEASE);
+	pl_mutex_unlock(&handoff_mutex);
+	return NULL;
+}
+
+Test(stats, fair_handoffs_and_spin_failures)
+{
+	struct pl_stats s;
+	struct pl_tuning t, slow;
+
+	/* A long fairness interval: only unlock_fair hands off. */
+	pl_tuning_get(&t);
+	slow = t;
+	slow.fair_interval_us = 10000000;
+	pl_tuning_set(&slow);
+
+	pl_mutex_lock(&handoff_mutex);
+	pl_stats_reset();
+	pthread_t th = tu_spawn(handoff_locker, NULL);
+	cr_assert(wait_parked(&handoff_mutex, 1, 10 * TU_SEC));
+	pl_mutex_unlock_fair(&handoff_mutex);
+	tu_join(th);
+	cr_assert(handoff_got == 1);
+	pl_stats_get(&s);
+	cr_assert(s.fair_handoffs == 1, "hand-offs %llu",
+	    (unsigned long long)s.fair_handoffs);
+	cr_assert(s.spin_failures == 1, "spin failures %llu",
+	    (unsigned long long)s.spin_failures);
+	cr_assert(s.parks == 1 && s.unparks == 1);
+	pl_tuning_set(&t);
+}
+
+Test(stats, reset_keeps_the_gauge_and_the_table)
+{
+	static char a;
+	struct sparker p;
+	struct pl_stats s;
+
+	park_n(&p, 1, &a);
+	pl_stats_reset();
+	pl_stats_get(&s);
+	cr_assert(s.parks == 0 && s.max_queue_len == 0);
+	cr_assert(s.threads_parked_now == 1);
+	cr_assert(s.buckets == pli_lot_buckets());
+	cr_assert(pl_unpark_all(&a, 0) == 1);
+	join_n(&p, 1);
+	pl_stats_get(&s);
+	cr_assert(s.threads_parked_now == 0);
+	cr_assert(s.unparks == 1 && s.wait_ns_total > 0);
+}
