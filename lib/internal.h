@@ -112,6 +112,30 @@ pli_stat_add(enum pli_stat s, uint64_t n)
 }
 
 /*
+ * Live export of the statistics (PARKINGLOT_STATS=1, see stats.c): when
+ * on, the lot reports each park (address, queue length after it) and each
+ * dequeue (address, time spent queued).  Off, each costs one predictable
+ * branch in a slow path.
+ */
+extern bool pli_export_on;
+void pli_export_park(const void *addr, size_t len);
+void pli_export_wait(const void *addr, uint64_t waited_ns);
+
+static inline void
+pli_event_park(const void *addr, size_t len)
+{
+	if (__builtin_expect(pli_export_on, 0))
+		pli_export_park(addr, len);
+}
+
+static inline void
+pli_event_wait(const void *addr, uint64_t waited_ns)
+{
+	if (__builtin_expect(pli_export_on, 0))
+		pli_export_wait(addr, waited_ns);
+}
+
+/*
  * The spin phase of every lock's slow path: up to spin_limit rounds of
  * pause_per_spin pause instructions, then up to yield_limit sched_yield
  * calls, then park.  Callers spin only while nobody is parked on the lock

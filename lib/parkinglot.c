@@ -357,6 +357,7 @@ release_waiter(struct waiter *w, uintptr_t token, struct tally *t)
 	w->queued = false;
 	t->woken++;
 	t->wait_ns += t->now - w->enqueue_ns;
+	pli_event_wait(w->addr, t->now - w->enqueue_ns);
 	if (token == PL_UNPARK_TOKEN_HANDOFF)
 		t->handoffs++;
 }
@@ -580,6 +581,7 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 	pli_stat_add(PLI_PARKS, 1);
 	pli_stat_add(PLI_PARKED_NOW, 1);
 	pli_stat_max_queue(len);
+	pli_event_park(addr, len);
 
 	if (before_sleep)
 		before_sleep(ctx);
@@ -602,6 +604,7 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 			pli_stat_add(PLI_TIMEOUTS, 1);
 			pli_stat_add(PLI_PARKED_NOW, (uint64_t)-1);
 			pli_stat_add(PLI_WAIT_NS, waited);
+			pli_event_wait(a, waited);
 			res.status = PL_PARK_TIMED_OUT;
 			return res;
 		}

@@ -17,6 +17,23 @@
 #include "internal.h"
 
 struct pli_stripe pli_stripes[PLI_STRIPES];
+
+/* Live export: not written yet. */
+bool pli_export_on;
+
+void
+pli_export_park(const void *addr, size_t len)
+{
+	(void)addr;
+	(void)len;
+}
+
+void
+pli_export_wait(const void *addr, uint64_t waited_ns)
+{
+	(void)addr;
+	(void)waited_ns;
+}
 static size_t max_queue_len;
 
 void
