@@ -89,8 +89,13 @@ pl_cond_timedwait(pl_cond_t *c, pl_mutex_t *m, const struct timespec *deadline)
 	struct wait_ctx w = { c, m };
 	pl_park_result_t r = pl_park(c, wait_validate, wait_before_sleep,
 	    wait_timed_out, &w, (uintptr_t)m, deadline);
-	if (r.status == PL_PARK_UNPARKED && r.token == PL_UNPARK_TOKEN_HANDOFF)
-		return 0; /* an unlock of m handed it to us */
+	if (r.status == PL_PARK_UNPARKED &&
+	    r.token == PL_UNPARK_TOKEN_HANDOFF) {
+		/* An unlock of m handed it to us: a lock all the same. */
+		PL_TSAN_PRE_LOCK(m, 0);
+		PL_TSAN_POST_LOCK(m, 0);
+		return 0;
+	}
 	pl_mutex_lock(m);
 	return r.status == PL_PARK_TIMED_OUT ? ETIMEDOUT : 0;
 }

@@ -143,9 +143,12 @@ pl_mutex_timedlock(pl_mutex_t *m, const struct timespec *deadline)
 {
 	if (!pli_deadline_valid(deadline))
 		return EINVAL;
-	if (pl_mutex_trylock(m))
-		return 0;
-	return lock_slow(m, deadline);
+	PL_TSAN_PRE_LOCK(m, PL_TSAN_TRY);
+	int rc = 0;
+	if (!pl__mutex_trylock_raw(m))
+		PL__DIVERTED(m, rc = lock_slow(m, deadline));
+	PL_TSAN_POST_LOCK(m, rc ? PL_TSAN_TRY | PL_TSAN_TRY_FAILED : PL_TSAN_TRY);
+	return rc;
 }
 
 struct unlock_ctx {
@@ -196,8 +199,11 @@ void
 pl_mutex_unlock_fair(pl_mutex_t *m)
 {
 	unsigned char s = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
-	if (s == LOCKED && __atomic_compare_exchange_n(&m->state, &s, 0,
+	if (!(s & LOCKED)) /* misuse: reported before TSan's annotation */
+		pl__mutex_unlock_slow(m, true);
+	PL_TSAN_PRE_UNLOCK(m, 0);
+	if (s != LOCKED || !__atomic_compare_exchange_n(&m->state, &s, 0,
 	                       false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		return;
-	pl__mutex_unlock_slow(m, true);
+		PL__DIVERTED(m, pl__mutex_unlock_slow(m, true));
+	PL_TSAN_POST_UNLOCK(m, 0);
 }

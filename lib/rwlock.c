@@ -144,9 +144,13 @@ pl_rwlock_timedrdlock(pl_rwlock_t *l, const struct timespec *deadline)
 {
 	if (!pli_deadline_valid(deadline))
 		return EINVAL;
-	if (pl_rwlock_tryrdlock(l))
-		return 0;
-	return pl__rwlock_rdlock_slow(l, deadline);
+	unsigned f = PL_TSAN_READ | PL_TSAN_TRY;
+	PL_TSAN_PRE_LOCK(l, f);
+	int rc = 0;
+	if (!pl__rwlock_tryrdlock_raw(l))
+		PL__DIVERTED(l, rc = pl__rwlock_rdlock_slow(l, deadline));
+	PL_TSAN_POST_LOCK(l, rc ? f | PL_TSAN_TRY_FAILED : f);
+	return rc;
 }
 
 /* Writer bucket locked: the last reader hands the lock to the writer just
@@ -312,9 +316,12 @@ pl_rwlock_timedwrlock(pl_rwlock_t *l, const struct timespec *deadline)
 {
 	if (!pli_deadline_valid(deadline))
 		return EINVAL;
-	if (pl_rwlock_trywrlock(l))
-		return 0;
-	return pl__rwlock_wrlock_slow(l, deadline);
+	PL_TSAN_PRE_LOCK(l, PL_TSAN_TRY);
+	int rc = 0;
+	if (!pl__rwlock_trywrlock_raw(l))
+		PL__DIVERTED(l, rc = pl__rwlock_wrlock_slow(l, deadline));
+	PL_TSAN_POST_LOCK(l, rc ? PL_TSAN_TRY | PL_TSAN_TRY_FAILED : PL_TSAN_TRY);
+	return rc;
 }
 
 /* Writer bucket locked: pass the lock to the next writer, directly when

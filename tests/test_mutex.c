@@ -139,12 +139,16 @@ Test(mutex, trylock, .timeout = 30)
 	cr_assert(!pl_mutex_is_locked(&m));
 	cr_assert(state_of(&m) == 0);
 
-	/* Another thread takes it and keeps it. */
+#ifndef __SANITIZE_THREAD__
+	/* Another thread takes it and keeps it, and this one unlocks it:
+	 * pl_mutex_t has no owner.  ThreadSanitizer's model of a mutex has
+	 * one and would report the unlock, so this part is left out there. */
 	cr_assert(trylock_from_other_thread(&m, false));
 	cr_assert(pl_mutex_is_locked(&m));
 	cr_assert(!pl_mutex_trylock(&m));
-	pl_mutex_unlock(&m); /* any thread may unlock */
+	pl_mutex_unlock(&m);
 	cr_assert(!pl_mutex_is_locked(&m));
+#endif
 
 	/* pl_mutex_init gives a free mutex. */
 	pl_mutex_t n;

@@ -25,4 +25,56 @@
 #error "libparkinglot needs GCC or Clang (the __atomic builtins)"
 #endif
 
+/*
+ * ThreadSanitizer annotations.  Under TSan the lock and unlock calls tell
+ * it which object is a lock (__tsan_mutex_*), so its reports name the
+ * locks a thread held and it can check lock order; the atomics inside
+ * already give it the happens-before edges.  The inline calls annotate
+ * themselves, and the library annotates only the calls that are out of
+ * line, so nothing is annotated twice.  TSan ignores the memory accesses
+ * and synchronization between the start and the end of an annotated lock
+ * operation; a slow path is more than the lock's own word (it parks, and
+ * synchronizes with other threads' records in the parking lot), so it runs
+ * "diverted", where TSan watches again.  Elsewhere they compile to
+ * nothing.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define PL_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PL_TSAN 1
+#endif
+#endif
+#ifdef PL_TSAN
+#include <sanitizer/tsan_interface.h>
+#define PL_TSAN_READ __tsan_mutex_read_lock
+#define PL_TSAN_TRY __tsan_mutex_try_lock
+#define PL_TSAN_TRY_FAILED __tsan_mutex_try_lock_failed
+#define PL_TSAN_PRE_LOCK(a, f) __tsan_mutex_pre_lock((void *)(a), (f))
+#define PL_TSAN_POST_LOCK(a, f) __tsan_mutex_post_lock((void *)(a), (f), 0)
+#define PL_TSAN_PRE_UNLOCK(a, f) \
+	((void)__tsan_mutex_pre_unlock((void *)(a), (f)))
+#define PL_TSAN_POST_UNLOCK(a, f) __tsan_mutex_post_unlock((void *)(a), (f))
+#define PL_TSAN_DIVERT(a) __tsan_mutex_pre_divert((void *)(a), 0)
+#define PL_TSAN_UNDIVERT(a) __tsan_mutex_post_divert((void *)(a), 0)
+#else
+#define PL_TSAN_READ 0u
+#define PL_TSAN_TRY 0u
+#define PL_TSAN_TRY_FAILED 0u
+#define PL_TSAN_PRE_LOCK(a, f) ((void)(a), (void)(f))
+#define PL_TSAN_POST_LOCK(a, f) ((void)(a), (void)(f))
+#define PL_TSAN_PRE_UNLOCK(a, f) ((void)(a), (void)(f))
+#define PL_TSAN_POST_UNLOCK(a, f) ((void)(a), (void)(f))
+#define PL_TSAN_DIVERT(a) ((void)(a))
+#define PL_TSAN_UNDIVERT(a) ((void)(a))
+#endif
+
+/* Run a slow path diverted (see above). */
+#define PL__DIVERTED(a, call)        \
+	do {                         \
+		PL_TSAN_DIVERT(a);   \
+		call;                \
+		PL_TSAN_UNDIVERT(a); \
+	} while (0)
+
 #endif /* PARKINGLOT_DEFS_H */

@@ -53,9 +53,26 @@ static inline void
 pl_mutex_lock(pl_mutex_t *m)
 {
 	unsigned char unlocked = 0;
+	PL_TSAN_PRE_LOCK(m, 0);
 	if (PL_UNLIKELY(!__atomic_compare_exchange_n(&m->state, &unlocked,
 	        PL_MUTEX_LOCKED, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
-		pl__mutex_lock_slow(m);
+		PL__DIVERTED(m, pl__mutex_lock_slow(m));
+	PL_TSAN_POST_LOCK(m, 0);
+}
+
+/* The CAS loop of pl_mutex_trylock, without annotations (the library's
+ * own timed lock uses it). */
+static inline bool
+pl__mutex_trylock_raw(pl_mutex_t *m)
+{
+	unsigned char s = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
+	while (!(s & PL_MUTEX_LOCKED)) {
+		if (__atomic_compare_exchange_n(&m->state, &s,
+		        (unsigned char)(s | PL_MUTEX_LOCKED), true,
+		        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -67,14 +84,10 @@ pl_mutex_lock(pl_mutex_t *m)
 static inline bool
 pl_mutex_trylock(pl_mutex_t *m)
 {
-	unsigned char s = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
-	while (!(s & PL_MUTEX_LOCKED)) {
-		if (__atomic_compare_exchange_n(&m->state, &s,
-		        (unsigned char)(s | PL_MUTEX_LOCKED), true,
-		        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			return true;
-	}
-	return false;
+	PL_TSAN_PRE_LOCK(m, PL_TSAN_TRY);
+	bool ok = pl__mutex_trylock_raw(m);
+	PL_TSAN_POST_LOCK(m, ok ? PL_TSAN_TRY : PL_TSAN_TRY | PL_TSAN_TRY_FAILED);
+	return ok;
 }
 
 /*
@@ -92,15 +105,24 @@ PL_EXPORT int pl_mutex_timedlock(pl_mutex_t *m, const struct timespec *deadline)
  * if the bucket's fairness timer has expired, hands the lock directly to
  * the oldest waiter instead of letting it race.  Unlocking a mutex that is
  * not locked prints "pl_mutex_unlock: mutex 0x... is not locked" and
- * aborts.  Any thread may unlock (there is no owner to check).
+ * aborts.  Any thread may unlock (there is no owner to check), except
+ * under ThreadSanitizer, whose model of a mutex has an owner and reports
+ * an unlock by another thread.
  */
 static inline void
 pl_mutex_unlock(pl_mutex_t *m)
 {
 	unsigned char locked = PL_MUTEX_LOCKED;
+#ifdef PL_TSAN
+	/* Report misuse as ours, before TSan's own report of it. */
+	if (!(__atomic_load_n(&m->state, __ATOMIC_RELAXED) & PL_MUTEX_LOCKED))
+		pl__mutex_unlock_slow(m, false);
+#endif
+	PL_TSAN_PRE_UNLOCK(m, 0);
 	if (PL_UNLIKELY(!__atomic_compare_exchange_n(&m->state, &locked, 0,
 	        false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
-		pl__mutex_unlock_slow(m, false);
+		PL__DIVERTED(m, pl__mutex_unlock_slow(m, false));
+	PL_TSAN_POST_UNLOCK(m, 0);
 }
 
 /*

@@ -42,8 +42,8 @@ typedef struct {
 
 #define PL_RMUTEX_INITIALIZER { PL_MUTEX_INITIALIZER, 0, 0 }
 
-/* Out of line: the contended lock and the overflow abort.  Exported only
- * for the fast paths. */
+/* Out of line: the recursion-count overflow abort (it also locks m, for
+ * callers that reach it otherwise).  Exported only for the fast path. */
 PL_EXPORT void pl__rmutex_lock_slow(pl_rmutex_t *m);
 
 /*
@@ -77,18 +77,13 @@ static inline void
 pl_rmutex_lock(pl_rmutex_t *m)
 {
 	uintptr_t self = pl__rmutex_self();
-	if (__atomic_load_n(&m->owner, __ATOMIC_RELAXED) == self &&
-	    PL_LIKELY(m->count < UINT_MAX)) {
+	if (__atomic_load_n(&m->owner, __ATOMIC_RELAXED) == self) {
+		if (PL_UNLIKELY(m->count == UINT_MAX))
+			pl__rmutex_lock_slow(m); /* reports the overflow */
 		m->count++;
 		return;
 	}
-	unsigned char unlocked = 0;
-	if (PL_UNLIKELY(!__atomic_compare_exchange_n(&m->lock.state,
-	        &unlocked, PL_MUTEX_LOCKED, false, __ATOMIC_ACQUIRE,
-	        __ATOMIC_RELAXED))) {
-		pl__rmutex_lock_slow(m);
-		return;
-	}
+	pl_mutex_lock(&m->lock);
 	__atomic_store_n(&m->owner, self, __ATOMIC_RELAXED);
 	m->count = 1;
 }

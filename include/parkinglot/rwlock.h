@@ -64,7 +64,7 @@ PL_EXPORT void pl_rwlock_init(pl_rwlock_t *l);
  * the lock.  Returns true with the read lock held (acquire ordering).
  */
 static inline bool
-pl_rwlock_tryrdlock(pl_rwlock_t *l)
+pl__rwlock_tryrdlock_raw(pl_rwlock_t *l)
 {
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 	while (!(s & (PL_RWLOCK_WRITER | PL_RWLOCK_WRITER_PARKED)) &&
@@ -77,6 +77,16 @@ pl_rwlock_tryrdlock(pl_rwlock_t *l)
 	return false;
 }
 
+static inline bool
+pl_rwlock_tryrdlock(pl_rwlock_t *l)
+{
+	PL_TSAN_PRE_LOCK(l, PL_TSAN_READ | PL_TSAN_TRY);
+	bool ok = pl__rwlock_tryrdlock_raw(l);
+	PL_TSAN_POST_LOCK(l, PL_TSAN_READ | PL_TSAN_TRY |
+	        (ok ? 0 : PL_TSAN_TRY_FAILED));
+	return ok;
+}
+
 /*
  * pl_rwlock_rdlock - take a read lock, blocking while a writer holds the
  * lock or waits for it (then parking after a brief spin).  Many readers
@@ -85,8 +95,10 @@ pl_rwlock_tryrdlock(pl_rwlock_t *l)
 static inline void
 pl_rwlock_rdlock(pl_rwlock_t *l)
 {
-	if (PL_UNLIKELY(!pl_rwlock_tryrdlock(l)))
-		pl__rwlock_rdlock_slow(l, NULL);
+	PL_TSAN_PRE_LOCK(l, PL_TSAN_READ);
+	if (PL_UNLIKELY(!pl__rwlock_tryrdlock_raw(l)))
+		PL__DIVERTED(l, pl__rwlock_rdlock_slow(l, NULL));
+	PL_TSAN_POST_LOCK(l, PL_TSAN_READ);
 }
 
 /*
@@ -106,6 +118,11 @@ static inline void
 pl_rwlock_rdunlock(pl_rwlock_t *l)
 {
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
+#ifdef PL_TSAN
+	if (s < PL_RWLOCK_ONE_READER) /* misuse: ours before TSan's report */
+		pl__rwlock_rdunlock_slow(l);
+#endif
+	PL_TSAN_PRE_UNLOCK(l, PL_TSAN_READ);
 	/* Fast only while other readers remain or nobody waits. */
 	while (s >= 2 * PL_RWLOCK_ONE_READER ||
 	    (s >= PL_RWLOCK_ONE_READER &&
@@ -113,14 +130,16 @@ pl_rwlock_rdunlock(pl_rwlock_t *l)
 		if (__atomic_compare_exchange_n(&l->state, &s,
 		        s - PL_RWLOCK_ONE_READER, true, __ATOMIC_RELEASE,
 		        __ATOMIC_RELAXED))
-			return;
+			goto out;
 	}
-	pl__rwlock_rdunlock_slow(l);
+	PL__DIVERTED(l, pl__rwlock_rdunlock_slow(l));
+out:
+	PL_TSAN_POST_UNLOCK(l, PL_TSAN_READ);
 }
 
 /* pl_rwlock_trywrlock - take the write lock if nobody holds the lock. */
 static inline bool
-pl_rwlock_trywrlock(pl_rwlock_t *l)
+pl__rwlock_trywrlock_raw(pl_rwlock_t *l)
 {
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 	while (!(s & PL_RWLOCK_WRITER) && s < PL_RWLOCK_ONE_READER) {
@@ -132,6 +151,15 @@ pl_rwlock_trywrlock(pl_rwlock_t *l)
 	return false;
 }
 
+static inline bool
+pl_rwlock_trywrlock(pl_rwlock_t *l)
+{
+	PL_TSAN_PRE_LOCK(l, PL_TSAN_TRY);
+	bool ok = pl__rwlock_trywrlock_raw(l);
+	PL_TSAN_POST_LOCK(l, PL_TSAN_TRY | (ok ? 0 : PL_TSAN_TRY_FAILED));
+	return ok;
+}
+
 /*
  * pl_rwlock_wrlock - take the write lock, blocking while readers or a
  * writer hold it.  While it waits, arriving readers queue behind it.
@@ -140,9 +168,11 @@ static inline void
 pl_rwlock_wrlock(pl_rwlock_t *l)
 {
 	uintptr_t unlocked = 0;
+	PL_TSAN_PRE_LOCK(l, 0);
 	if (PL_UNLIKELY(!__atomic_compare_exchange_n(&l->state, &unlocked,
 	        PL_RWLOCK_WRITER, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
-		pl__rwlock_wrlock_slow(l, NULL);
+		PL__DIVERTED(l, pl__rwlock_wrlock_slow(l, NULL));
+	PL_TSAN_POST_LOCK(l, 0);
 }
 
 /*
@@ -162,9 +192,16 @@ static inline void
 pl_rwlock_wrunlock(pl_rwlock_t *l)
 {
 	uintptr_t locked = PL_RWLOCK_WRITER;
+#ifdef PL_TSAN
+	/* Misuse: report it as ours, before TSan's report. */
+	if (!(__atomic_load_n(&l->state, __ATOMIC_RELAXED) & PL_RWLOCK_WRITER))
+		pl__rwlock_wrunlock_slow(l);
+#endif
+	PL_TSAN_PRE_UNLOCK(l, 0);
 	if (PL_UNLIKELY(!__atomic_compare_exchange_n(&l->state, &locked, 0,
 	        false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
-		pl__rwlock_wrunlock_slow(l);
+		PL__DIVERTED(l, pl__rwlock_wrunlock_slow(l));
+	PL_TSAN_POST_UNLOCK(l, 0);
 }
 
 PL_END_DECLS
