@@ -387,6 +387,8 @@ run_broadcast(bool mutex_held)
 	size_t n, on_c, on_m;
 	unsigned char ms, cs;
 	size_t early;
+	struct pl_stats s0, s1;
+	pl_stats_get(&s0);
 	pl_mutex_lock(&b.m);
 	b.go = 1;
 	if (mutex_held) {
@@ -423,6 +425,16 @@ run_broadcast(bool mutex_held)
 	cr_assert(b.counter == BW, "counter %d, expected %d", b.counter, BW);
 	cr_assert(b.overlaps == 0, "%d waiters returned while another held "
 	    "the mutex", b.overlaps);
+	/* No herd: after the broadcast each waiter was woken exactly once
+	 * and none of them had to park again (on the mutex). */
+	pl_stats_get(&s1);
+	cr_assert(s1.unparks - s0.unparks == BW, "%llu wake-ups for %d "
+	    "waiters", (unsigned long long)(s1.unparks - s0.unparks), BW);
+	cr_assert(s1.parks == s0.parks, "%llu parks after the broadcast",
+	    (unsigned long long)(s1.parks - s0.parks));
+	cr_assert(s1.requeues - s0.requeues == (mutex_held ? BW : BW - 1),
+	    "%llu waiters moved onto the mutex",
+	    (unsigned long long)(s1.requeues - s0.requeues));
 	for (int i = 0; i < BW; i++) {
 		cr_assert(b.wait_returns[i] == 1, "waiter %d: pl_cond_wait "
 		    "returned %d times, expected once", i, b.wait_returns[i]);
