@@ -56,6 +56,7 @@
 
 #include <parkinglot/core.h>
 
+#include "export.h"
 #include "futex.h"
 #include "internal.h"
 
@@ -441,6 +442,7 @@ self_destroy(void *p)
 	self = NULL;
 	pli_free_aligned(p);
 	__atomic_fetch_sub(&live_threads, 1, __ATOMIC_RELAXED);
+	pli_event_thread(false);
 }
 
 /* The calling thread's record, created on its first park.  If it cannot
@@ -460,6 +462,7 @@ get_self(struct waiter *fallback)
 			if (n > LOAD_FACTOR * __atomic_load_n(&current_table,
 			                           __ATOMIC_ACQUIRE)->size)
 				grow(n);
+			pli_event_thread(true);
 			return w;
 		}
 		pli_free_aligned(w);
@@ -777,6 +780,7 @@ pl_unpark_requeue(const void *from, const void *to,
 	if (r.requeued) {
 		pli_stat_add(PLI_REQUEUES, r.requeued);
 		pli_stat_max_queue(len);
+		pli_event_requeue(from, to, r.requeued, len);
 	}
 	return r;
 }

@@ -9,6 +9,7 @@
 #ifndef PARKINGLOT_STATS_H
 #define PARKINGLOT_STATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,6 +42,33 @@ PL_EXPORT void pl_stats_get(struct pl_stats *out);
 /* pl_stats_reset - zero the counters and max_queue_len; buckets and
  * threads_parked_now describe the present and are left alone. */
 PL_EXPORT void pl_stats_reset(void);
+
+/*
+ * pl_stats_export - publish the statistics for tools/parkstat, or stop.
+ *
+ * With on, creates the POSIX shared-memory object "/parkinglot.<pid>"
+ * (/dev/shm/parkinglot.<pid>), mode 0600, and publishes into it, live,
+ * the counters above (the very words pl_stats_get sums, so the two always
+ * agree), the table, the tuning in force, histograms of queue lengths and
+ * wait times, and the most contended addresses with their symbols.  The
+ * object is removed at normal exit and by pl_stats_export(false).  Setting
+ * PARKINGLOT_STATS=1 in the environment does the same at load time.
+ * Switching is exact: no count is lost or counted twice, even while other
+ * threads park.  While the export is off, the slow paths pay one
+ * predictable branch for it.
+ *
+ * Does not block on other threads (it takes a short internal lock).
+ * Returns 0 (also when the export is already in the state asked for), or
+ * an errno value: ENOTSUP if the counters page cannot be shared on this
+ * system, EEXIST if another copy of the library in this process exports,
+ * or the error of shm_open, ftruncate or mmap (EACCES, ENOSPC, ENOMEM...).
+ *
+ * A child created by fork() starts with its statistics at zero (none of
+ * its threads is parked); if the parent exported, the child exports under
+ * its own pid.  pl_stats_reset also clears the exported histograms and
+ * per-address figures.
+ */
+PL_EXPORT int pl_stats_export(bool on);
 
 PL_END_DECLS
 

@@ -1,0 +1,737 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Live export of the statistics to a shared-memory object that
+ * tools/parkstat maps read-only (layout, name and lifetime: export.h).
+ *
+ * The counters.  The library's striped counters (stats.c) sit alone at
+ * the start of a page.  At load, that page is replaced by a shared
+ * anonymous page holding the same values (the process is still single-
+ * threaded as far as this library is concerned, so nothing is lost).  To
+ * start the export, the object's counters page is mapped over it; to stop,
+ * a fresh shared anonymous page.  Each such move is exact although other
+ * threads keep adding: a second view of the old backing is made first
+ * (mremap with old size 0, which only shared mappings allow, which is why
+ * the page is made shared at load), the values are copied, the new backing
+ * is mapped over the page in one mmap call (after which no add can reach
+ * the old backing), and whatever the old backing gained between the copy
+ * and the switch is added to the new one.  So parkstat reads the words
+ * pl_stats_get sums, and both agree whenever the export is switched.
+ *
+ * The rest of the object: histograms striped by CPU like the counters, a
+ * bounded table of the most contended addresses (open addressing, claimed
+ * with a CAS, counts added with relaxed atomics), the table and tuning in
+ * force.  pli_export_park and pli_export_requeue run with no bucket lock
+ * held; they name an address when they claim its slot, with dladdr1 (a
+ * dynamic symbol: "symbol" or "symbol+0xoff"), and else record the object
+ * that holds the address, for parkstat to look the address up in that
+ * file's symbol table.  pli_export_wait runs with a bucket lock held: it
+ * never names (dladdr takes the loader's lock), and a slot it claims is
+ * named by the next park or requeue on the address, or at exit.
+ *
+ * Per-address queued_now is +1 at each park, -n/+n at each requeue, -1
+ * when a thread leaves the queue; for threads that were already parked
+ * when the export began it is only approximate (it can go below zero;
+ * parkstat shows 0 then).
+ *
+ * Locking: export_lock (a pthread mutex, never a parking-lot lock) orders
+ * starting, stopping, resetting, fork and exit.  The hooks take no lock:
+ * they run only while pli_export_on is set, which is set after the object
+ * is complete; the region they write (shm) stays mapped for the life of
+ * the process, so a hook still running after a stop writes harmlessly to
+ * the private memory that then replaces the object.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <parkinglot/stats.h>
+
+#include "export.h"
+#include "internal.h"
+
+bool pli_export_on;
+
+static pthread_mutex_t export_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct plx_shm *shm; /* the region the object is mapped at */
+static size_t page_size;    /* 0: the counters page cannot be moved */
+static bool exit_registered;
+static bool keep_object; /* PARKINGLOT_STATS_KEEP names this pid */
+static pid_t shm_pid;    /* the process that created the object */
+static char shm_name[32];
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static inline void
+add64(uint64_t *p, uint64_t n)
+{
+	__atomic_fetch_add(p, n, __ATOMIC_RELAXED);
+}
+
+static inline void
+max64(uint64_t *p, uint64_t v)
+{
+	uint64_t m = __atomic_load_n(p, __ATOMIC_RELAXED);
+	while (v > m &&
+	    !__atomic_compare_exchange_n(
+	        p, &m, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* Store only when different: the tuning and the table rarely change, and
+ * parks must not keep dirtying a line every reader shares. */
+static inline void
+set64(uint64_t *p, uint64_t v)
+{
+	if (__atomic_load_n(p, __ATOMIC_RELAXED) != v)
+		__atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
+static inline void
+set32(uint32_t *p, uint32_t v)
+{
+	if (__atomic_load_n(p, __ATOMIC_RELAXED) != v)
+		__atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
+static uint64_t
+now_realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static unsigned
+qbin(size_t len)
+{
+	unsigned k = len ? 63 - (unsigned)__builtin_clzll(len) : 0;
+	return k < PLX_QBINS - 1 ? k : PLX_QBINS - 1;
+}
+
+static unsigned
+wbin(uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	unsigned k = us ? 64 - (unsigned)__builtin_clzll(us) : 0;
+	return k < PLX_WBINS - 1 ? k : PLX_WBINS - 1;
+}
+
+static struct plx_shm *
+cur_shm(void)
+{
+	return __atomic_load_n(&shm, __ATOMIC_ACQUIRE);
+}
+
+/* ---- the table and the tuning ----------------------------------------- */
+
+static void
+refresh_table(struct plx_shm *s)
+{
+	uint64_t live = pli_lot_live_threads();
+	set64(&s->h.buckets, pli_lot_buckets());
+	set64(&s->h.threads_live, live);
+	max64(&s->h.threads_peak, live);
+	set64(&s->h.retired_bytes, pli_lot_retired_bytes());
+}
+
+static void
+refresh_tuning(struct plx_shm *s)
+{
+	const struct pli_tuning *t = pli_tuning();
+	set32(&s->h.spin_limit,
+	    __atomic_load_n(&t->pub.spin_limit, __ATOMIC_RELAXED));
+	set32(&s->h.yield_limit,
+	    __atomic_load_n(&t->pub.yield_limit, __ATOMIC_RELAXED));
+	set32(&s->h.fair_interval_us,
+	    __atomic_load_n(&t->pub.fair_interval_us, __ATOMIC_RELAXED));
+	set32(&s->h.pause_per_spin, t->pause_per_spin);
+}
+
+/* ---- contended addresses ---------------------------------------------- */
+
+/* The slot of addr; with claim, a free one is taken for it.  NULL when
+ * the PLX_PROBES slots from its hash are all taken by other addresses. */
+static struct plx_slot *
+slot_of(struct plx_shm *s, const void *addr, bool claim)
+{
+	uint64_t a = (uintptr_t)addr;
+	size_t i = (size_t)((a * 0x9E3779B97F4A7C15ull) >> 56) % PLX_NSLOTS;
+	for (unsigned p = 0; p < PLX_PROBES; p++) {
+		struct plx_slot *sl = &s->slots[i];
+		uint64_t cur = __atomic_load_n(&sl->addr, __ATOMIC_ACQUIRE);
+		if (cur == a)
+			return sl;
+		if (cur == 0) {
+			if (!claim)
+				return NULL;
+			if (__atomic_compare_exchange_n(&sl->addr, &cur, a,
+			        false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+				add64(&s->h.slots_used, 1);
+				return sl;
+			}
+			if (cur == a) /* another thread claimed it for addr */
+				return sl;
+		}
+		i = (i + 1) % PLX_NSLOTS;
+	}
+	return NULL;
+}
+
+/* The modules[] entry of the object lm, added if new; -1 if full. */
+static int32_t
+module_of(struct plx_shm *s, const struct link_map *lm)
+{
+	char path[PLX_PATHLEN];
+	if (lm->l_name && lm->l_name[0]) {
+		snprintf(path, sizeof path, "%s", lm->l_name);
+	} else {
+		/* The executable: its link_map has no name. */
+		ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+		if (n <= 0)
+			return -1;
+		path[n] = '\0';
+	}
+	uint64_t bias = (uint64_t)lm->l_addr;
+	for (int32_t i = 0; i < PLX_NMODULES; i++) {
+		struct plx_module *m = &s->modules[i];
+		uint32_t st = __atomic_load_n(&m->state, __ATOMIC_ACQUIRE);
+		if (st == 2 && m->bias == bias && strcmp(m->path, path) == 0)
+			return i;
+		if (st == 0 &&
+		    __atomic_compare_exchange_n(&m->state, &st, 1, false,
+		        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			m->bias = bias;
+			memcpy(m->path, path, sizeof path);
+			__atomic_store_n(&m->state, 2, __ATOMIC_RELEASE);
+			return i;
+		}
+		/* Being written by another thread (state 1): if it is the
+		 * same object, there will be two entries; harmless. */
+	}
+	return -1;
+}
+
+/* Name the address of a claimed slot, once.  Never with a bucket lock
+ * held: dladdr1 takes the dynamic loader's lock. */
+static void
+slot_name(struct plx_shm *s, struct plx_slot *sl, const void *addr)
+{
+	uint32_t st = 0;
+	if (__atomic_load_n(&sl->name_state, __ATOMIC_RELAXED) != 0 ||
+	    !__atomic_compare_exchange_n(&sl->name_state, &st, 1, false,
+	        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	char name[PLX_SYMLEN] = "";
+	int32_t module = -1;
+	Dl_info info;
+	struct link_map *lm = NULL;
+	if (dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP) != 0) {
+		if (info.dli_sname && info.dli_saddr) {
+			uintptr_t off =
+			    (uintptr_t)addr - (uintptr_t)info.dli_saddr;
+			if (off)
+				snprintf(name, sizeof name, "%s+0x%zx",
+				    info.dli_sname, (size_t)off);
+			else
+				snprintf(
+				    name, sizeof name, "%s", info.dli_sname);
+		}
+		if (lm)
+			module = module_of(s, lm);
+	}
+	memcpy(sl->name, name, sizeof name);
+	sl->module = module;
+	__atomic_store_n(&sl->name_state, 2, __ATOMIC_RELEASE);
+}
+
+/* ---- the hooks (see export.h) ----------------------------------------- */
+
+void
+pli_export_park(const void *addr, size_t len)
+{
+	struct plx_shm *s = cur_shm();
+	add64(&s->hist[pli_stat_stripe()].queue[qbin(len)], 1);
+	struct plx_slot *sl = slot_of(s, addr, true);
+	if (sl) {
+		add64(&sl->parks, 1);
+		__atomic_fetch_add(&sl->queued_now, 1, __ATOMIC_RELAXED);
+		max64(&sl->max_queue, len);
+		slot_name(s, sl, addr);
+	} else {
+		add64(&s->h.overflow_parks, 1);
+	}
+	refresh_tuning(s);
+}
+
+/* With the bucket lock of addr held. */
+void
+pli_export_wait(const void *addr, uint64_t waited_ns)
+{
+	struct plx_shm *s = cur_shm();
+	add64(&s->hist[pli_stat_stripe()].wait[wbin(waited_ns)], 1);
+	struct plx_slot *sl = slot_of(s, addr, true);
+	if (sl) {
+		add64(&sl->waits, 1);
+		add64(&sl->wait_ns, waited_ns);
+		__atomic_fetch_sub(&sl->queued_now, 1, __ATOMIC_RELAXED);
+	} else {
+		add64(&s->h.overflow_waits, 1);
+		add64(&s->h.overflow_wait_ns, waited_ns);
+	}
+}
+
+void
+pli_export_requeue(const void *from, const void *to, size_t n, size_t len)
+{
+	struct plx_shm *s = cur_shm();
+	struct plx_slot *sl = slot_of(s, from, false);
+	if (sl)
+		__atomic_fetch_sub(
+		    &sl->queued_now, (int64_t)n, __ATOMIC_RELAXED);
+	sl = slot_of(s, to, true);
+	if (sl) {
+		add64(&sl->requeued_in, n);
+		__atomic_fetch_add(
+		    &sl->queued_now, (int64_t)n, __ATOMIC_RELAXED);
+		max64(&sl->max_queue, len);
+		slot_name(s, sl, to);
+	} else {
+		add64(&s->h.overflow_requeued, n);
+	}
+}
+
+void
+pli_export_thread(bool created)
+{
+	struct plx_shm *s = cur_shm();
+	if (created)
+		add64(&s->h.threads_total, 1);
+	refresh_table(s);
+}
+
+/* ---- moving the counters page ----------------------------------------- */
+
+#define NWORDS (PLX_COUNTERS_BYTES / 8)
+#define MAXQ_WORD (PLX_MAXQ_OFF / 8)
+
+/* How the new backing gets mapped over the counters page. */
+struct install {
+	int fd;     /* >= 0: the object, at PLX_COUNTERS_OFF */
+	void *anon; /* else: a shared anonymous page to duplicate */
+};
+
+static int
+install(const struct install *in, void *page)
+{
+	void *p;
+	if (in->fd >= 0)
+		p = mmap(page, page_size, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_FIXED, in->fd, (off_t)PLX_COUNTERS_OFF);
+	else
+		p = mremap(in->anon, 0, page_size,
+		    MREMAP_MAYMOVE | MREMAP_FIXED, page);
+	return p == MAP_FAILED ? errno : 0;
+}
+
+/*
+ * Move the counters page onto the shared memory that dst shows (a view
+ * of it at another address), exactly, while other threads keep adding.
+ * Called with export_lock held.
+ */
+static int
+move_counters(uint64_t *dst, const struct install *in)
+{
+	uint64_t *page = pli_counters_page();
+	uint64_t snap[NWORDS];
+	/* A second view of the current (shared) backing. */
+	uint64_t *old = mremap(page, 0, page_size, MREMAP_MAYMOVE);
+	if (old == MAP_FAILED)
+		return errno;
+	for (size_t i = 0; i < NWORDS; i++) {
+		snap[i] = __atomic_load_n(&old[i], __ATOMIC_RELAXED);
+		__atomic_store_n(&dst[i], snap[i], __ATOMIC_RELAXED);
+	}
+	int err = install(in, page);
+	if (err) {
+		/* A failed MAP_FIXED may have unmapped the page: put the
+		 * old backing back, or the next count would fault. */
+		if (mremap(old, 0, page_size, MREMAP_MAYMOVE | MREMAP_FIXED,
+		        page) == MAP_FAILED)
+			pli_fatal("libparkinglot: cannot restore the "
+			          "statistics page: %s",
+			    strerror(errno));
+		munmap(old, page_size);
+		return err;
+	}
+	/* From here on every add lands in the new backing; what reached the
+	 * old one since the copy is added now.  Counters wrap (the gauge
+	 * goes down too), so a plain difference is right; max_queue_len is
+	 * a maximum. */
+	for (size_t i = 0; i < NWORDS; i++) {
+		uint64_t v = __atomic_load_n(&old[i], __ATOMIC_RELAXED);
+		if (i == MAXQ_WORD)
+			max64(&page[i], v);
+		else if (v != snap[i])
+			add64(&page[i], v - snap[i]);
+	}
+	munmap(old, page_size);
+	return 0;
+}
+
+/* A fresh shared anonymous counters page, zeroed or with the current
+ * values; only while no other thread can count (load, fork child). */
+static bool
+share_counters_quiet(bool zero)
+{
+	void *page = pli_counters_page();
+	unsigned char save[PLX_COUNTERS_BYTES];
+	memcpy(save, page, sizeof save);
+	if (mmap(page, page_size, PROT_READ | PROT_WRITE,
+	        MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+		/* Keep counting in private memory; no export. */
+		if (mmap(page, page_size, PROT_READ | PROT_WRITE,
+		        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+		        0) == MAP_FAILED)
+			pli_fatal("libparkinglot: cannot map the statistics "
+			          "page: %s",
+			    strerror(errno));
+		if (!zero)
+			memcpy(page, save, sizeof save);
+		return false;
+	}
+	if (!zero)
+		memcpy(page, save, sizeof save);
+	return true;
+}
+
+/* ---- starting and stopping -------------------------------------------- */
+
+static void
+fill_command(struct plx_header *h)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, h->command, sizeof h->command - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	h->command[n] = '\0';
+	for (ssize_t i = 0; i < n; i++)
+		if (h->command[i] == '\0')
+			h->command[i] = ' ';
+	while (n > 0 && h->command[n - 1] == ' ')
+		h->command[--n] = '\0';
+}
+
+static bool
+env_keep(void)
+{
+	const char *k = getenv(PLX_ENV_KEEP);
+	char *end;
+	if (k == NULL || *k == '\0')
+		return false;
+	long v = strtol(k, &end, 10);
+	return *end == '\0' && v == (long)getpid();
+}
+
+static const uint8_t *
+at_random(void)
+{
+	static const uint8_t none[16];
+	const uint8_t *r = (const uint8_t *)getauxval(AT_RANDOM);
+	return r ? r : none;
+}
+
+/* An object of our name left by an earlier process with our pid (killed,
+ * or the image this one replaced with exec), or by another copy of the
+ * library in this very image? */
+static bool
+is_stale(const char *name)
+{
+	/* Non-blocking: anyone can put a FIFO of our name in /dev/shm. */
+	int fd = shm_open(name, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	if (fd < 0)
+		return errno == ENOENT;
+	struct stat st;
+	bool stale = true;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (size_t)st.st_size >= sizeof(struct plx_header)) {
+		struct plx_header *h =
+		    mmap(NULL, sizeof *h, PROT_READ, MAP_SHARED, fd, 0);
+		if (h != MAP_FAILED) {
+			stale = !(h->magic == PLX_MAGIC &&
+			    h->pid == (int64_t)getpid() &&
+			    memcmp(h->at_random, at_random(), 16) == 0);
+			munmap(h, sizeof *h);
+		}
+	}
+	close(fd);
+	return stale;
+}
+
+static void export_exit(void);
+
+/* With export_lock held. */
+static int
+export_start(void)
+{
+	if (pli_export_on)
+		return 0;
+	if (page_size == 0)
+		return ENOTSUP;
+	pid_t pid = getpid();
+	shm_pid = pid;
+	snprintf(shm_name, sizeof shm_name, PLX_NAME_FMT, (long)pid);
+	int fd =
+	    shm_open(shm_name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		if (!is_stale(shm_name))
+			return EEXIST;
+		shm_unlink(shm_name);
+		fd = shm_open(
+		    shm_name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+	}
+	if (fd < 0)
+		return errno;
+	int err = 0;
+	/* Exactly 0600, whatever the umask. */
+	if (fchmod(fd, 0600) != 0 || ftruncate(fd, (off_t)PLX_SIZE) != 0) {
+		err = errno;
+		goto fail;
+	}
+	struct plx_shm *s = mmap(shm, PLX_SIZE, PROT_READ | PROT_WRITE,
+	    MAP_SHARED | (shm ? MAP_FIXED : 0), fd, 0);
+	if (s == MAP_FAILED) {
+		err = errno;
+		goto fail;
+	}
+	struct plx_header *h = &s->h;
+	h->version = PLX_VERSION;
+	h->shm_size = sizeof(struct plx_shm);
+	h->total_size = PLX_SIZE;
+	h->pid = pid;
+	memcpy(h->at_random, at_random(), 16);
+	h->state = PLX_RUNNING;
+	keep_object = env_keep();
+	h->keep = keep_object;
+	h->start_ns = pli_now_ns();
+	h->reset_ns = h->start_ns;
+	h->start_realtime_ns = now_realtime_ns();
+	h->counters_off = PLX_COUNTERS_OFF;
+	h->nstripes = PLX_NSTRIPES;
+	h->stripe_size = PLX_STRIPE_SIZE;
+	h->ncounters = PLX_NCOUNTERS;
+	h->maxq_off = PLX_MAXQ_OFF;
+	h->qbins = PLX_QBINS;
+	h->wbins = PLX_WBINS;
+	h->nslots = PLX_NSLOTS;
+	fill_command(h);
+	refresh_table(s);
+	struct install in = { fd, NULL };
+	err = move_counters(
+	    (uint64_t *)((unsigned char *)s + PLX_COUNTERS_OFF), &in);
+	if (err) {
+		if (shm)
+			mmap(s, PLX_SIZE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		else
+			munmap(s, PLX_SIZE);
+		goto fail;
+	}
+	close(fd);
+	__atomic_store_n(&shm, s, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->magic, PLX_MAGIC, __ATOMIC_RELEASE);
+	if (!exit_registered)
+		exit_registered = atexit(export_exit) == 0;
+	__atomic_store_n(&pli_export_on, true, __ATOMIC_RELEASE);
+	return 0;
+fail:
+	close(fd);
+	shm_unlink(shm_name);
+	return err;
+}
+
+/* With export_lock held. */
+static int
+export_stop(void)
+{
+	if (!pli_export_on)
+		return 0;
+	void *t = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED)
+		return errno;
+	struct install in = { -1, t };
+	int err = move_counters(t, &in);
+	munmap(t, page_size); /* the counters page keeps it alive */
+	if (err)
+		return err;
+	__atomic_store_n(&pli_export_on, false, __ATOMIC_RELEASE);
+	shm_unlink(shm_name);
+	/* Drop the object; hooks still running write to zeroes. */
+	mmap(shm, PLX_SIZE, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	return 0;
+}
+
+/* Name the slots claimed by pli_export_wait that no park named. */
+static void
+name_pending(struct plx_shm *s)
+{
+	for (size_t i = 0; i < PLX_NSLOTS; i++) {
+		struct plx_slot *sl = &s->slots[i];
+		uint64_t a = __atomic_load_n(&sl->addr, __ATOMIC_ACQUIRE);
+		if (a &&
+		    __atomic_load_n(&sl->name_state, __ATOMIC_ACQUIRE) == 0)
+			slot_name(s, sl, (const void *)(uintptr_t)a);
+	}
+}
+
+/* At normal exit: final figures, then remove the object unless parkstat
+ * asked to keep it.  Other threads may still be running: nothing is
+ * unmapped. */
+static void
+export_exit(void)
+{
+	pthread_mutex_lock(&export_lock);
+	/* Never for the object of another process: a child of vfork that
+	 * calls exit() runs its parent's exit handlers. */
+	if (pli_export_on && getpid() == shm_pid) {
+		struct plx_shm *s = cur_shm();
+		refresh_table(s);
+		/* Not the tuning: reading it here would read the topology
+		 * in a program that never contended; each park refreshes
+		 * it. */
+		name_pending(s);
+		__atomic_store_n(&s->h.end_ns, pli_now_ns(), __ATOMIC_RELAXED);
+		__atomic_store_n(&s->h.state, PLX_EXITED, __ATOMIC_RELEASE);
+		if (!keep_object)
+			shm_unlink(shm_name);
+	}
+	pthread_mutex_unlock(&export_lock);
+}
+
+int
+pl_stats_export(bool on)
+{
+	pthread_mutex_lock(&export_lock);
+	int err = on ? export_start() : export_stop();
+	pthread_mutex_unlock(&export_lock);
+	return err;
+}
+
+void
+pli_export_reset(void)
+{
+	pthread_mutex_lock(&export_lock);
+	pli_stats_zero();
+	if (pli_export_on) {
+		struct plx_shm *s = cur_shm();
+		for (size_t i = 0; i < PLX_NSTRIPES; i++) {
+			for (size_t b = 0; b < PLX_QBINS; b++)
+				__atomic_store_n(
+				    &s->hist[i].queue[b], 0, __ATOMIC_RELAXED);
+			for (size_t b = 0; b < PLX_WBINS; b++)
+				__atomic_store_n(
+				    &s->hist[i].wait[b], 0, __ATOMIC_RELAXED);
+		}
+		/* Addresses keep their slot and name, and their queues. */
+		for (size_t i = 0; i < PLX_NSLOTS; i++) {
+			struct plx_slot *sl = &s->slots[i];
+			__atomic_store_n(&sl->parks, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&sl->waits, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&sl->wait_ns, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&sl->requeued_in, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&sl->max_queue, 0, __ATOMIC_RELAXED);
+		}
+		__atomic_store_n(&s->h.overflow_parks, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->h.overflow_waits, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->h.overflow_wait_ns, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->h.overflow_requeued, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->h.threads_peak,
+		    __atomic_load_n(&s->h.threads_live, __ATOMIC_RELAXED),
+		    __ATOMIC_RELAXED);
+		__atomic_store_n(
+		    &s->h.reset_ns, pli_now_ns(), __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&export_lock);
+}
+
+/* ---- fork and load ---------------------------------------------------- */
+
+static void
+atfork_prepare(void)
+{
+	pthread_mutex_lock(&export_lock);
+}
+
+static void
+atfork_parent(void)
+{
+	pthread_mutex_unlock(&export_lock);
+}
+
+/*
+ * The child shares the parent's counters page (shared memory is inherited
+ * as such): it gets a zeroed page of its own.  Its statistics start from
+ * zero, which is also the truth for the gauge of parked threads, since the
+ * parking lot drops the other threads' waiters in the child.  If the
+ * parent exported, the child exports under its own pid.
+ */
+static void
+atfork_child(void)
+{
+	bool was_on = pli_export_on;
+	__atomic_store_n(&pli_export_on, false, __ATOMIC_RELAXED);
+	if (page_size && !share_counters_quiet(true))
+		page_size = 0;
+	if (page_size == 0)
+		memset(pli_counters_page(), 0, PLX_COUNTERS_BYTES);
+	if (shm)
+		mmap(shm, PLX_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	if (was_on)
+		export_start();
+	pthread_mutex_unlock(&export_lock);
+}
+
+__attribute__((constructor)) static void
+export_load(void)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	uintptr_t page = (uintptr_t)pli_counters_page();
+	if (ps > 0 && (size_t)ps <= PLX_COUNTERS_MAX &&
+	    page % (size_t)ps == 0) {
+		page_size = (size_t)ps;
+		if (!share_counters_quiet(false))
+			page_size = 0;
+	}
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+
+	const char *e = getenv(PLX_ENV);
+	if (e == NULL || *e == '\0' || strcmp(e, "0") == 0)
+		return;
+	pthread_mutex_lock(&export_lock);
+	int err = export_start();
+	pthread_mutex_unlock(&export_lock);
+	if (err)
+		fprintf(stderr,
+		    "libparkinglot: %s=%s: cannot export the statistics as "
+		    "%s: %s\n",
+		    PLX_ENV, e, shm_name[0] ? shm_name : "shared memory",
+		    err == ENOTSUP ? "the statistics page cannot be shared "
+		                     "on this system"
+		                   : strerror(err));
+}

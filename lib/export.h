@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The live export of the statistics: the layout of the shared-memory
+ * object that the library publishes and tools/parkstat reads, and (unless
+ * PLX_LAYOUT_ONLY is defined, as parkstat does) the library's hooks.
+ *
+ * Naming and lifetime.  A process that exports (PARKINGLOT_STATS=1 in its
+ * environment at load time, or pl_stats_export(true)) creates the POSIX
+ * shared-memory object "/parkinglot.<pid>" (/dev/shm/parkinglot.<pid> on
+ * Linux), mode 0600, with O_EXCL; an object of that name left by an
+ * earlier process with the same pid (killed, or replaced by exec) is
+ * removed first.  The library removes it again at normal exit (atexit) and
+ * on pl_stats_export(false), unless PARKINGLOT_STATS_KEEP holds the pid of
+ * the process: then the object outlives it, so that parkstat, which sets
+ * that variable for the command it starts, reads the final figures and
+ * removes the object itself.
+ *
+ * Layout.  The object is PLX_SIZE bytes: struct plx_shm at offset 0 and
+ * the library's counters page at PLX_COUNTERS_OFF.  That page is the very
+ * memory of the library's striped counters (stats.c maps the object over
+ * them), so a reader that sums the stripes as pl_stats_get does reads
+ * exactly what pl_stats_get returns.  Everything is written with relaxed
+ * atomics by many threads and read the same way by parkstat, field by
+ * field: a report is not an atomic snapshot across fields.  The object is
+ * valid once magic reads PLX_MAGIC; a reader must check version, sizes and
+ * the counters layout fields before trusting anything else.  A change to
+ * any structure here is a new PLX_VERSION.
+ */
+#ifndef PARKINGLOT_EXPORT_H
+#define PARKINGLOT_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PLX_MAGIC UINT64_C(0x0053544154534c50) /* "PLSTATS\0" */
+#define PLX_VERSION 1
+
+#define PLX_NAME_FMT "/parkinglot.%ld"       /* shm_open name, from the pid */
+#define PLX_ENV "PARKINGLOT_STATS"           /* 1: export from load on */
+#define PLX_ENV_KEEP "PARKINGLOT_STATS_KEEP" /* pid that leaves its object */
+
+/* The object: the structures below, then the counters page. */
+#define PLX_COUNTERS_OFF ((size_t)128 * 1024)
+#define PLX_COUNTERS_MAX ((size_t)64 * 1024) /* largest page size handled */
+#define PLX_SIZE (PLX_COUNTERS_OFF + PLX_COUNTERS_MAX)
+
+/* The counters page: PLX_NSTRIPES stripes of PLX_STRIPE_SIZE bytes, each
+ * an array of uint64_t indexed by enum plx_counter; summed over stripes
+ * they are the counters of struct pl_stats (PLX_PARKED_NOW is a gauge,
+ * +1 and -1 wrapping).  Then max_queue_len, a size_t at PLX_MAXQ_OFF. */
+#define PLX_NSTRIPES 16
+#define PLX_STRIPE_SIZE 128
+enum plx_counter {
+	PLX_PARKS,
+	PLX_UNPARKS,
+	PLX_TIMEOUTS,
+	PLX_INVALID_PARKS,
+	PLX_REQUEUES,
+	PLX_FAIR_HANDOFFS,
+	PLX_SPIN_ACQUIRES,
+	PLX_SPIN_FAILURES,
+	PLX_WAIT_NS,
+	PLX_PARKED_NOW,
+	PLX_NCOUNTERS
+};
+#define PLX_MAXQ_OFF (PLX_NSTRIPES * PLX_STRIPE_SIZE)
+#define PLX_COUNTERS_BYTES (PLX_MAXQ_OFF + 8)
+
+/* Histogram of the queue length seen by each park (the length of the
+ * address's queue once the parking thread is in it): bin 0 is 1, bin
+ * k is 2^k .. 2^(k+1)-1, the last bin 2^(PLX_QBINS-1) and more. */
+#define PLX_QBINS 16
+/* Histogram of the time each thread spent queued (woken or timed out):
+ * bin 0 is under 1 us, bin k (1..PLX_WBINS-2) is 2^(k-1) .. 2^k us, the
+ * last bin 2^(PLX_WBINS-2) us (1.05 s) and more. */
+#define PLX_WBINS 22
+
+/* The bounded table of contended addresses: open addressing, keyed by
+ * address, probed linearly from a hash for PLX_PROBES slots; a park on an
+ * address that finds neither its slot nor a free one counts in the
+ * overflow fields of the header. */
+#define PLX_NSLOTS 256
+#define PLX_PROBES 32
+#define PLX_SYMLEN 128
+#define PLX_NMODULES 32
+#define PLX_PATHLEN 256
+
+enum plx_state {
+	PLX_RUNNING = 1, /* the process exports */
+	PLX_EXITED = 2,  /* it ran its exit handlers (a kept object) */
+};
+
+struct plx_header {
+	uint64_t magic;      /* PLX_MAGIC, stored last (release) */
+	uint32_t version;    /* PLX_VERSION */
+	uint32_t shm_size;   /* sizeof(struct plx_shm) */
+	uint64_t total_size; /* PLX_SIZE */
+	int64_t pid;
+	uint8_t at_random[16];      /* AT_RANDOM: tells exec images apart */
+	uint32_t state;             /* enum plx_state */
+	uint32_t keep;              /* 1: left at exit for parkstat to remove */
+	uint64_t start_ns;          /* CLOCK_MONOTONIC when the export began */
+	uint64_t start_realtime_ns; /* CLOCK_REALTIME, the same moment */
+	uint64_t reset_ns; /* CLOCK_MONOTONIC of the last pl_stats_reset */
+	uint64_t end_ns;   /* CLOCK_MONOTONIC at exit, 0 before */
+	/* The counters page, for readers to check against the macros. */
+	uint32_t counters_off, nstripes, stripe_size, ncounters, maxq_off;
+	uint32_t qbins, wbins, nslots;
+	/* The table (refreshed when a thread gets or drops its record). */
+	uint64_t buckets;       /* buckets in the current table */
+	uint64_t threads_live;  /* threads holding a per-thread record */
+	uint64_t threads_peak;  /* the most at once, since the export began */
+	uint64_t threads_total; /* records created since the export began */
+	uint64_t retired_bytes; /* memory held by retired tables */
+	/* The tuning in force (refreshed at each park). */
+	uint32_t spin_limit, yield_limit, fair_interval_us, pause_per_spin;
+	/* Parks and waits on addresses the table had no room for. */
+	uint64_t overflow_parks, overflow_waits, overflow_wait_ns;
+	uint64_t overflow_requeued;
+	uint64_t slots_used;       /* slots claimed */
+	char command[PLX_PATHLEN]; /* /proc/self/cmdline, spaces for NULs */
+};
+
+/* Histograms, striped like the counters (by CPU) and summed on read. */
+struct plx_hist {
+	uint64_t queue[PLX_QBINS];
+	uint64_t wait[PLX_WBINS];
+} __attribute__((aligned(128)));
+
+/* A loaded object (executable or shared library) that holds a contended
+ * address without a dynamic symbol: parkstat looks the address up in the
+ * object's own symbol table. */
+struct plx_module {
+	uint64_t bias;  /* load bias: symbol value + bias = address */
+	uint32_t state; /* 0 free, 1 being written, 2 ready (release) */
+	uint32_t pad;
+	char path[PLX_PATHLEN];
+};
+
+struct plx_slot {
+	uint64_t addr;         /* 0: free; claimed once with a CAS */
+	uint64_t parks;        /* threads parked on it */
+	uint64_t waits;        /* threads that left its queue, woken or not */
+	uint64_t wait_ns;      /* the time those spent queued */
+	uint64_t requeued_in;  /* threads requeued onto it */
+	int64_t queued_now;    /* threads in its queue now (see export.c) */
+	uint64_t max_queue;    /* longest queue seen at a park or requeue */
+	uint32_t name_state;   /* 0 not looked up, 1 being written, 2 done */
+	int32_t module;        /* index in modules[], -1 if none */
+	char name[PLX_SYMLEN]; /* "symbol" or "symbol+0x10"; "" unknown */
+} __attribute__((aligned(64)));
+
+struct plx_shm {
+	struct plx_header h;
+	struct plx_hist hist[PLX_NSTRIPES];
+	struct plx_module modules[PLX_NMODULES];
+	struct plx_slot slots[PLX_NSLOTS];
+};
+
+_Static_assert(sizeof(struct plx_shm) <= PLX_COUNTERS_OFF,
+    "struct plx_shm overlaps the counters page");
+_Static_assert(sizeof(struct plx_slot) == 192, "plx_slot layout");
+
+#ifndef PLX_LAYOUT_ONLY
+/* ---- the library side ------------------------------------------------ */
+#include <stdbool.h>
+
+#include "internal.h"
+
+/* stats.c: the page that holds pli_stripes and max_queue_len, and a
+ * reset of the counters (called by pli_export_reset, with its lock). */
+void *pli_counters_page(void);
+void pli_stats_zero(void);
+/* export.c: pl_stats_reset clears the exported histograms and tables. */
+void pli_export_reset(void);
+
+/* parkinglot.c reports a thread's first park (created) and its exit, and
+ * each requeue (n threads moved from -> to, to's queue then len long). */
+void pli_export_thread(bool created);
+void pli_export_requeue(const void *from, const void *to, size_t n, size_t len);
+
+static inline void
+pli_event_thread(bool created)
+{
+	if (__builtin_expect(pli_export_on, 0))
+		pli_export_thread(created);
+}
+
+static inline void
+pli_event_requeue(const void *from, const void *to, size_t n, size_t len)
+{
+	if (__builtin_expect(pli_export_on, 0))
+		pli_export_requeue(from, to, n, len);
+}
+#endif /* PLX_LAYOUT_ONLY */
+
+#endif /* PARKINGLOT_EXPORT_H */

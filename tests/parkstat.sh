@@ -1,0 +1,388 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# TAP test of tools/parkstat against tests/contended (a program with one
+# hot lock, the global pl_mutex_t hot_lock): running a command (JSON and
+# text, exit statuses passed on), attaching to a live process (one report,
+# and -i until the process exits or SIGINT), and each error.
+#
+# Run by `make check` from the top of the build directory.  The JSON is
+# checked with grep and sed (parkstat writes one field, or one address,
+# per line), and validated with python3 where it exists.  Every command is
+# bounded: by timeout(1) where it exists, and every wait polls with a
+# limit.
+set -u
+PARKSTAT=tools/parkstat${EXEEXT:-}
+CONTENDED=tests/contended${EXEEXT:-}
+limit=60
+if command -v timeout >/dev/null 2>&1; then
+	run() { timeout "$limit" "$@"; }
+else
+	run() { "$@"; }
+fi
+if command -v python3 >/dev/null 2>&1; then
+	have_python=yes
+else
+	have_python=no
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/parkstat-test.XXXXXX") || exit 1
+bg_pids=
+cleanup() {
+	for p in $bg_pids; do kill "$p" 2>/dev/null; done
+	exec 3>&- 4>&- 5>&- 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
+skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+# check DESCRIPTION COMMAND...: ok if COMMAND succeeds.
+check() {
+	d=$1
+	shift
+	if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+# Show a file in the log, as TAP comments.
+show() { test -f "$1" && sed 's/^/# /' "$1"; }
+
+# A field of the "stats" object of a JSON report.
+stat_of() { sed -n '/^  "stats": {/,/^  }/p' "$1" |
+	sed -n "s/^    \"$2\": \\([0-9]*\\),\\{0,1\\}\$/\\1/p"; }
+# A top-level field.
+top_of() { sed -n "s/^  \"$2\": \\(.*\\),\$/\\1/p" "$1" | head -n 1; }
+# The first address line.
+first_addr() { sed -n '/^  "addresses": \[/{n;p;q;}' "$1"; }
+json_valid() {
+	test $have_python = no && return 0
+	python3 -c 'import json, sys
+for f in sys.argv[1:]:
+    s = open(f).read()
+    d = json.JSONDecoder()
+    i = 0
+    while i < len(s):
+        if s[i].isspace():
+            i += 1
+            continue
+        o, i = d.raw_decode(s, i)
+        assert isinstance(o, dict)' "$@"
+}
+# Wait (at most 10 s) until a file exists.
+wait_file() {
+	i=0
+	while test ! -e "$1"; do
+		i=$((i + 1))
+		test $i -gt 200 && return 1
+		sleep 0.05
+	done
+}
+
+for prog in "$PARKSTAT" "$CONTENDED"; do
+	if test ! -x "$prog"; then
+		echo "1..1"
+		echo "not ok 1 - $prog not built in $(pwd)"
+		exit 0
+	fi
+done
+
+# ---------------------------------------------------------------------
+# parkstat --json -- CMD
+
+run "$PARKSTAT" --json -o "$tmp/run.json" -- "$CONTENDED" 3 \
+	>"$tmp/run.out" 2>"$tmp/run.err"
+status=$?
+show "$tmp/run.json"
+show "$tmp/run.out"
+show "$tmp/run.err"
+check "parkstat -- contended 3 passes on exit status 3 (got $status)" \
+	test "$status" -eq 3
+
+missing=
+for f in parks unparks timeouts invalid_parks requeues fair_handoffs \
+    spin_acquires spin_failures wait_ns_total buckets threads_parked_now \
+    max_queue_len; do
+	test -n "$(stat_of "$tmp/run.json" $f)" || missing="$missing $f"
+done
+for f in pid command state elapsed_ns; do
+	test -n "$(top_of "$tmp/run.json" $f)" || missing="$missing $f"
+done
+for f in table tuning queue_length_at_park queue_length_now wait_time \
+    addresses; do
+	grep -q "^  \"$f\": " "$tmp/run.json" || missing="$missing $f"
+done
+check "the JSON report has every field${missing:+ (missing:$missing)}" \
+	test -z "$missing"
+
+parks=$(stat_of "$tmp/run.json" parks)
+check "parks > 0 (${parks:-none})" test "${parks:-0}" -gt 0
+check "state is exited with exit_status 3" \
+	test "$(top_of "$tmp/run.json" state)" = '"exited"' -a \
+	"$(top_of "$tmp/run.json" exit_status)" = 3
+
+top=$(first_addr "$tmp/run.json")
+echo "# top address: $top"
+case $top in
+*'"rank": 1,'*'"symbol": "hot_lock",'*) ok "the top address is hot_lock" ;;
+*) not_ok "the top address is hot_lock" ;;
+esac
+
+# contended printed what pl_stats_get said after joining its workers: the
+# report must show exactly the same figures.
+diff=
+for f in parks unparks timeouts spin_acquires spin_failures fair_handoffs \
+    wait_ns_total max_queue_len; do
+	mine=$(sed -n "s/.* $f \\([0-9]*\\).*/\\1/p" "$tmp/run.out")
+	theirs=$(stat_of "$tmp/run.json" $f)
+	test -n "$mine" -a "$mine" = "$theirs" ||
+		diff="$diff $f:$mine/$theirs"
+done
+check "the figures are those of pl_stats_get${diff:+ (differ:$diff)}" \
+	test -z "$diff"
+
+if test $have_python = yes; then
+	check "the report is valid JSON" json_valid "$tmp/run.json"
+else
+	skip "python3 not found: JSON not validated"
+fi
+
+pid=$(top_of "$tmp/run.json" pid)
+check "the object /dev/shm/parkinglot.$pid is removed" \
+	test -n "$pid" -a ! -e "/dev/shm/parkinglot.$pid"
+
+# Text, on stderr by default.
+run "$PARKSTAT" -- "$CONTENDED" >/dev/null 2>"$tmp/text.err"
+status=$?
+show "$tmp/text.err"
+check "parkstat -- contended: status 0 (got $status), text report" \
+	test "$status" -eq 0 -a -s "$tmp/text.err"
+sections=0
+for h in '^queue length at each park' '^addresses by queue length now' \
+    '^time parked per wait' '^most contended addresses'; do
+	grep -q "$h" "$tmp/text.err" && sections=$((sections + 1))
+done
+check "the text report has its 4 sections ($sections)" test $sections -eq 4
+check "the text report draws bars" grep -q '  #' "$tmp/text.err"
+first=$(grep -A 2 '^most contended addresses' "$tmp/text.err" | tail -n 1)
+echo "# first address: $first"
+case $first in
+*' hot_lock '*) ok "the text report names hot_lock first" ;;
+*) not_ok "the text report names hot_lock first" ;;
+esac
+
+# Killed by a signal: no exit handlers ran, the figures are still there.
+run "$PARKSTAT" --json -o "$tmp/kill.json" -- "$CONTENDED" --kill \
+	>/dev/null 2>"$tmp/kill.err"
+status=$?
+show "$tmp/kill.err"
+check "a command killed by SIGKILL gives 137 (got $status)" \
+	test "$status" -eq 137
+p=$(stat_of "$tmp/kill.json" parks)
+check "its report says killed by signal 9, with parks ($p)" \
+	test "$(top_of "$tmp/kill.json" state)" = '"killed"' -a \
+	"$(top_of "$tmp/kill.json" signal)" = 9 -a "${p:-0}" -gt 0
+pid=$(top_of "$tmp/kill.json" pid)
+check "its object is removed too" \
+	test -n "$pid" -a ! -e "/dev/shm/parkinglot.$pid"
+
+run "$PARKSTAT" -- "$tmp/no-such-command" >"$tmp/nf.out" 2>"$tmp/nf.err"
+status=$?
+show "$tmp/nf.err"
+check "a command that cannot be found: 127 (got $status), one line" \
+	test "$status" -eq 127 -a "$(wc -l <"$tmp/nf.err")" -eq 1
+check "... saying command not found" grep -q 'command not found' "$tmp/nf.err"
+
+printf '#!/bin/sh\n' >"$tmp/not-executable"
+chmod 644 "$tmp/not-executable"
+run "$PARKSTAT" -- "$tmp/not-executable" >/dev/null 2>"$tmp/nx.err"
+status=$?
+show "$tmp/nx.err"
+check "a command that cannot be run: 126 (got $status)" \
+	test "$status" -eq 126
+
+run "$PARKSTAT" -- sh -c 'exit 5' >/dev/null 2>"$tmp/nolib.err"
+status=$?
+show "$tmp/nolib.err"
+check "a command without libparkinglot: its status 5 (got $status)," \
+	test "$status" -eq 5
+check "... and a note that it did not export statistics" \
+	grep -q 'did not export statistics' "$tmp/nolib.err"
+
+# ---------------------------------------------------------------------
+# parkstat -p PID: contended --live runs until its stdin (a FIFO whose
+# writing end this script holds) reaches end of file, or 10 s.
+
+mkfifo "$tmp/fifo" || exit 1
+PARKINGLOT_STATS=1 "$CONTENDED" --live 10 <"$tmp/fifo" >/dev/null &
+live=$!
+bg_pids="$bg_pids $live"
+exec 3>"$tmp/fifo"
+if wait_file "/dev/shm/parkinglot.$live"; then
+	ok "PARKINGLOT_STATS=1 creates /dev/shm/parkinglot.$live"
+else
+	not_ok "PARKINGLOT_STATS=1 creates /dev/shm/parkinglot.$live"
+fi
+mode=$(stat -c %a "/dev/shm/parkinglot.$live" 2>/dev/null)
+check "... with mode 600 (got ${mode:-none})" test "$mode" = 600
+
+# A first report may come before the first park: poll (at most 10 s).
+i=0
+while :; do
+	run "$PARKSTAT" -p "$live" --json >"$tmp/p.json" 2>"$tmp/p.err"
+	status=$?
+	p=$(stat_of "$tmp/p.json" parks)
+	test "$status" -ne 0 -o "${p:-0}" -gt 0 && break
+	i=$((i + 1))
+	test $i -gt 100 && break
+	sleep 0.1
+done
+show "$tmp/p.err"
+check "parkstat -p PID --json: status 0 (got $status)" test "$status" -eq 0
+check "... a running process with parks > 0 (${p:-none})" \
+	test "$(top_of "$tmp/p.json" state)" = '"running"' -a "${p:-0}" -gt 0
+case $(first_addr "$tmp/p.json") in
+*'"symbol": "hot_lock",'*) ok "... hot_lock on top" ;;
+*) not_ok "... hot_lock on top" ;;
+esac
+if test $have_python = yes; then
+	check "... valid JSON" json_valid "$tmp/p.json"
+else
+	skip "python3 not found: JSON not validated"
+fi
+run "$PARKSTAT" -p "$live" >"$tmp/p.txt" 2>"$tmp/p.err"
+status=$?
+show "$tmp/p.txt"
+check "parkstat -p PID: a text report on stdout (status $status)" \
+	test "$status" -eq 0 -a -s "$tmp/p.txt"
+check "... of a running process" grep -q "^parkstat: process $live running;" "$tmp/p.txt"
+
+# -i until SIGINT (the watcher gets 10 s to stop, then SIGKILL).
+"$PARKSTAT" -p "$live" -i 0.2 >"$tmp/i.txt" 2>"$tmp/i.err" &
+watcher=$!
+bg_pids="$bg_pids $watcher"
+sleep 1
+kill -INT "$watcher"
+i=0
+while kill -0 "$watcher" 2>/dev/null; do
+	i=$((i + 1))
+	if test $i -gt 100; then
+		kill -KILL "$watcher"
+		break
+	fi
+	sleep 0.1
+done
+wait "$watcher"
+status=$?
+show "$tmp/i.err"
+reports=$(grep -c '^parkstat: process' "$tmp/i.txt")
+check "parkstat -p PID -i 0.2, then SIGINT: status 0 (got $status)" \
+	test "$status" -eq 0
+check "... with several reports ($reports)" test "$reports" -ge 2
+check "... with rates" grep -q 'parks/s' "$tmp/i.txt"
+
+# End of file on its stdin: contended exits normally, and the library
+# removes the object.
+exec 3>&-
+wait "$live"
+status=$?
+check "contended --live exits 0 when its stdin closes (got $status)" \
+	test "$status" -eq 0
+check "... and /dev/shm/parkinglot.$live is gone" \
+	test ! -e "/dev/shm/parkinglot.$live"
+
+# -i until the process exits by itself (after 2 s).
+PARKINGLOT_STATS=1 "$CONTENDED" --live 2 <"$tmp/fifo" >/dev/null &
+live=$!
+bg_pids="$bg_pids $live"
+exec 4>"$tmp/fifo"
+wait_file "/dev/shm/parkinglot.$live"
+run "$PARKSTAT" -p "$live" -i 0.25 --json >"$tmp/i.json" 2>"$tmp/i.err"
+status=$?
+show "$tmp/i.err"
+reports=$(grep -c '^  "pid": ' "$tmp/i.json")
+last=$(sed -n 's/^  "state": \(.*\),$/\1/p' "$tmp/i.json" | tail -n 1)
+check "parkstat -p PID -i 0.25 --json ends when PID exits: status 0 (got $status)" \
+	test "$status" -eq 0
+check "... after several reports ($reports), the last one exited ($last)" \
+	test "$reports" -ge 3 -a "$last" = '"exited"'
+if test $have_python = yes; then
+	check "... each a valid JSON object" json_valid "$tmp/i.json"
+else
+	skip "python3 not found: JSON not validated"
+fi
+exec 4>&-
+wait "$live"
+
+# ---------------------------------------------------------------------
+# Errors: one line on stderr each, status 1 (2 for the command line).
+
+# expect_error DESCRIPTION STATUS PATTERN ARGS...
+expect_error() {
+	d=$1 want=$2 pat=$3
+	shift 3
+	run "$PARKSTAT" "$@" >"$tmp/e.out" 2>"$tmp/e.err"
+	got=$?
+	show "$tmp/e.err"
+	if test "$got" -eq "$want" -a "$(wc -l <"$tmp/e.err")" -eq 1 &&
+	    grep -q "$pat" "$tmp/e.err" && test ! -s "$tmp/e.out"; then
+		ok "$d: status $want, one line"
+	else
+		not_ok "$d: status $got (want $want), $(wc -l <"$tmp/e.err") lines"
+	fi
+}
+
+max=$(cat /proc/sys/kernel/pid_max 2>/dev/null || echo 4194304)
+expect_error "no such process" 1 "^parkstat: no such process: $((max + 1))\$" \
+	-p $((max + 1))
+
+sleep 10 &
+sleeper=$!
+bg_pids="$bg_pids $sleeper"
+expect_error "a process without statistics" 1 \
+	"^parkstat: process $sleeper does not export statistics (run it with PARKINGLOT_STATS=1 or under parkstat --)\$" \
+	-p $sleeper
+
+if test "$(id -u)" -eq 0; then
+	# Root is never denied: ask as nobody, about root's object (0600),
+	# with a copy of parkstat that nobody may run wherever the tree is.
+	nobody_dir=$(mktemp -d /tmp/parkstat-nobody.XXXXXX)
+	chmod 755 "$nobody_dir"
+	cp "$PARKSTAT" "$nobody_dir/parkstat" && chmod 755 "$nobody_dir/parkstat"
+	: >"/dev/shm/parkinglot.$sleeper" && chmod 600 "/dev/shm/parkinglot.$sleeper"
+	printf '#!/bin/sh\nexec setpriv --reuid=65534 --regid=65534 --clear-groups %s "$@"\n' \
+	    "$nobody_dir/parkstat" >"$nobody_dir/as-nobody"
+	chmod 755 "$nobody_dir/as-nobody"
+	saved=$PARKSTAT
+	PARKSTAT=$nobody_dir/as-nobody
+	expect_error "no permission" 1 "permission denied" -p $sleeper
+	PARKSTAT=$saved
+	rm -f "/dev/shm/parkinglot.$sleeper"
+	rm -rf "$nobody_dir"
+else
+	# An object this user cannot read stands for another user's.
+	: >"/dev/shm/parkinglot.$sleeper" && chmod 000 "/dev/shm/parkinglot.$sleeper"
+	expect_error "no permission" 1 "permission denied" -p $sleeper
+	rm -f "/dev/shm/parkinglot.$sleeper"
+fi
+kill $sleeper 2>/dev/null
+
+expect_error "a malformed process id" 2 "invalid process id 'abc'" -p abc
+expect_error "an unknown option" 2 "invalid option '--bogus'" --bogus
+expect_error "an unknown short option" 2 "invalid option '-z'" -z -p 1
+expect_error "a missing argument" 2 "needs an argument" -p
+expect_error "a malformed interval" 2 "invalid interval" -p 1 -i soon
+expect_error "a zero interval" 2 "invalid interval" -p 1 -i 0
+expect_error "a malformed count" 2 "invalid number" -n many -p 1
+expect_error "a malformed sort key" 2 "invalid sort key" -s size -p 1
+expect_error "-i without -p" 2 "needs -p" -i 1 -- true
+expect_error "-p with a command" 2 "not both" -p 1 -- true
+expect_error "nothing to do" 2 "no command"
+
+run "$PARKSTAT" --help >"$tmp/help" 2>&1
+status=$?
+check "--help: status 0 (got $status) and a usage" \
+	grep -q '^Usage: parkstat' "$tmp/help"
+
+echo "1..$n"
+exit 0

@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The live export of the statistics (pl_stats_export, lib/export.c): the
+ * object's name, mode and lifetime, its counters against pl_stats_get
+ * (exactly, also while the export is switched on and off under load), the
+ * histograms, the per-address table and its names, reset, and fork.
+ * tools/parkstat itself is tested by tests/parkstat.sh.
+ *
+ * The suite is linked with -export-dynamic, so dladdr names its globals.
+ */
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "testutil.h"
+
+#define PLX_LAYOUT_ONLY
+#include "../lib/export.h"
+
+TU_CRITERION_MAIN_SERIAL()
+
+TestSuite(export, .timeout = 60);
+
+/* Global, so that dladdr finds them (the suite exports its symbols). */
+pl_mutex_t export_hot_lock;
+struct {
+	long pad;
+	pl_mutex_t m;
+} export_struct;
+
+static void
+shm_path(char *buf, size_t len, pid_t pid)
+{
+	snprintf(buf, len, "/dev/shm" PLX_NAME_FMT, (long)pid);
+}
+
+/* The object of this process, mapped read-only (as parkstat does). */
+static const struct plx_shm *
+map_self(void)
+{
+	char name[64];
+	snprintf(name, sizeof name, PLX_NAME_FMT, (long)getpid());
+	int fd = shm_open(name, O_RDONLY, 0);
+	cr_assert(fd >= 0, "shm_open %s: %s", name, strerror(errno));
+	void *m = mmap(NULL, PLX_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	cr_assert(m != MAP_FAILED);
+	return m;
+}
+
+static void
+unmap(const struct plx_shm *s)
+{
+	munmap((void *)(uintptr_t)s, PLX_SIZE);
+}
+
+/* The counters as parkstat sums them. */
+static void
+read_counters(const struct plx_shm *s, uint64_t *c, uint64_t *maxq)
+{
+	const unsigned char *page = (const unsigned char *)s + PLX_COUNTERS_OFF;
+	memset(c, 0, PLX_NCOUNTERS * sizeof *c);
+	for (unsigned i = 0; i < PLX_NSTRIPES; i++) {
+		const uint64_t *st =
+		    (const uint64_t *)(page + (size_t)i * PLX_STRIPE_SIZE);
+		for (unsigned k = 0; k < PLX_NCOUNTERS; k++)
+			c[k] += __atomic_load_n(&st[k], __ATOMIC_RELAXED);
+	}
+	*maxq = __atomic_load_n(
+	    (const uint64_t *)(page + PLX_MAXQ_OFF), __ATOMIC_RELAXED);
+}
+
+static void
+assert_counters_match(const struct plx_shm *s)
+{
+	uint64_t c[PLX_NCOUNTERS], maxq;
+	struct pl_stats st;
+	read_counters(s, c, &maxq);
+	pl_stats_get(&st);
+	cr_assert(c[PLX_PARKS] == st.parks, "parks %llu vs %llu",
+	    (unsigned long long)c[PLX_PARKS], (unsigned long long)st.parks);
+	cr_assert(c[PLX_UNPARKS] == st.unparks);
+	cr_assert(c[PLX_TIMEOUTS] == st.timeouts);
+	cr_assert(c[PLX_INVALID_PARKS] == st.invalid_parks);
+	cr_assert(c[PLX_REQUEUES] == st.requeues);
+	cr_assert(c[PLX_FAIR_HANDOFFS] == st.fair_handoffs);
+	cr_assert(c[PLX_SPIN_ACQUIRES] == st.spin_acquires);
+	cr_assert(c[PLX_SPIN_FAILURES] == st.spin_failures);
+	cr_assert(c[PLX_WAIT_NS] == st.wait_ns_total);
+	cr_assert(c[PLX_PARKED_NOW] == st.threads_parked_now);
+	cr_assert(maxq == st.max_queue_len);
+	cr_assert(s->h.buckets == st.buckets);
+}
+
+#define ASSERT_NAME(got, want)                                                 \
+	cr_assert(                                                             \
+	    strcmp((got), (want)) == 0, "named '%s', not '%s'", (got), (want))
+
+static const struct plx_slot *
+find_slot(const struct plx_shm *s, const void *addr)
+{
+	for (size_t i = 0; i < PLX_NSLOTS; i++)
+		if (s->slots[i].addr == (uintptr_t)addr)
+			return &s->slots[i];
+	return NULL;
+}
+
+/* 4 threads x rounds lock/unlock of m, yielding inside now and then, with
+ * the first park made certain (as in tests/contended.c). */
+static pl_mutex_t *hammer_lock;
+static long hammer_rounds;
+
+static void *
+hammer_main(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < hammer_rounds; i++) {
+		pl_mutex_lock(hammer_lock);
+		if (i % 8 == 0)
+			sched_yield();
+		pl_mutex_unlock(hammer_lock);
+	}
+	return NULL;
+}
+
+static void
+hammer(pl_mutex_t *m, long rounds)
+{
+	pthread_t t[4];
+	struct pl_stats st, st0;
+	hammer_lock = m;
+	hammer_rounds = rounds;
+	pl_stats_get(&st0);
+	pl_mutex_lock(m);
+	for (int i = 0; i < 4; i++)
+		t[i] = tu_spawn(hammer_main, NULL);
+	int64_t end = tu_now_ns() + TU_WAIT_NS;
+	do {
+		sched_yield();
+		pl_stats_get(&st);
+	} while (st.parks == st0.parks && tu_now_ns() < end);
+	cr_assert(st.parks > st0.parks, "nobody parked");
+	pl_mutex_unlock(m);
+	for (int i = 0; i < 4; i++)
+		tu_join(t[i]);
+}
+
+Test(export, creates_the_object_0600_and_removes_it)
+{
+	char path[64];
+	struct stat st;
+	shm_path(path, sizeof path, getpid());
+	cr_assert(stat(path, &st) != 0 && errno == ENOENT,
+	    "%s exists before the export", path);
+
+	cr_assert(pl_stats_export(true) == 0);
+	cr_assert(pl_stats_export(true) == 0, "a second start is a no-op");
+	cr_assert(stat(path, &st) == 0, "%s: %s", path, strerror(errno));
+	cr_assert((st.st_mode & 07777) == 0600, "mode %o",
+	    (unsigned)(st.st_mode & 07777));
+	cr_assert(st.st_uid == geteuid());
+	cr_assert((size_t)st.st_size == PLX_SIZE);
+
+	const struct plx_shm *s = map_self();
+	cr_assert(s->h.magic == PLX_MAGIC);
+	cr_assert(s->h.version == PLX_VERSION);
+	cr_assert(s->h.shm_size == sizeof(struct plx_shm));
+	cr_assert(s->h.pid == getpid());
+	cr_assert(s->h.state == PLX_RUNNING);
+	cr_assert(s->h.keep == 0);
+	cr_assert(s->h.nstripes == PLX_NSTRIPES && s->h.nslots == PLX_NSLOTS);
+	cr_assert(s->h.buckets == pli_lot_buckets());
+	/* /proc/self/cmdline: under Criterion, its worker's name. */
+	cr_assert(s->h.command[0] != '\0');
+	unmap(s);
+
+	cr_assert(pl_stats_export(false) == 0);
+	cr_assert(stat(path, &st) != 0 && errno == ENOENT,
+	    "%s left after pl_stats_export(false)", path);
+	cr_assert(pl_stats_export(false) == 0, "a second stop is a no-op");
+
+	/* Again, after a stop. */
+	cr_assert(pl_stats_export(true) == 0);
+	cr_assert(stat(path, &st) == 0);
+	cr_assert(pl_stats_export(false) == 0);
+	cr_assert(stat(path, &st) != 0);
+}
+
+Test(export, a_stale_object_of_the_same_pid_is_replaced)
+{
+	char name[64], path[64];
+	snprintf(name, sizeof name, PLX_NAME_FMT, (long)getpid());
+	shm_path(path, sizeof path, getpid());
+	/* What a killed process with this pid would have left. */
+	int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+	cr_assert(fd >= 0);
+	cr_assert(ftruncate(fd, 4096) == 0);
+	close(fd);
+	cr_assert(pl_stats_export(true) == 0);
+	const struct plx_shm *s = map_self();
+	cr_assert(s->h.magic == PLX_MAGIC && s->h.pid == getpid());
+	unmap(s);
+	cr_assert(pl_stats_export(false) == 0);
+}
+
+Test(export, counters_are_those_of_pl_stats_get)
+{
+	static char a, b;
+	cr_assert(pl_stats_export(true) == 0);
+	const struct plx_shm *s = map_self();
+
+	/* A bit of everything: contention, timeouts, invalid parks. */
+	hammer(&export_hot_lock, 5000);
+	struct timespec past = tu_deadline_in(-TU_MS);
+	for (int i = 0; i < 10; i++)
+		pl_park(&a, NULL, NULL, NULL, NULL, 0, &past);
+	struct timespec bad = { 0, -1 };
+	pl_park(&b, NULL, NULL, NULL, NULL, 0, &bad);
+	assert_counters_match(s);
+
+	struct pl_stats st;
+	pl_stats_get(&st);
+	cr_assert(st.timeouts == 10 && st.invalid_parks >= 1);
+
+	/* The histograms count every park and every wait since the start
+	 * (this process began with zeroes). */
+	uint64_t q = 0, w = 0;
+	for (unsigned i = 0; i < PLX_NSTRIPES; i++) {
+		for (unsigned k = 0; k < PLX_QBINS; k++)
+			q += s->hist[i].queue[k];
+		for (unsigned k = 0; k < PLX_WBINS; k++)
+			w += s->hist[i].wait[k];
+	}
+	cr_assert(q == st.parks, "queue histogram %llu, parks %llu",
+	    (unsigned long long)q, (unsigned long long)st.parks);
+	cr_assert(w == st.unparks + st.timeouts);
+
+	/* The table: the test's thread has a record (it parked). */
+	cr_assert(s->h.threads_live == pli_lot_live_threads());
+	cr_assert(s->h.threads_peak >= 1);
+	cr_assert(s->h.threads_total >= 5);
+	cr_assert(s->h.retired_bytes == pli_lot_retired_bytes());
+	struct pl_tuning t;
+	pl_tuning_get(&t);
+	cr_assert(s->h.spin_limit == t.spin_limit);
+	cr_assert(s->h.yield_limit == t.yield_limit);
+	cr_assert(s->h.fair_interval_us == t.fair_interval_us);
+
+	/* Stopping moves the counters back, exactly. */
+	cr_assert(pl_stats_export(false) == 0);
+	struct pl_stats after;
+	pl_stats_get(&after);
+	cr_assert(memcmp(&st, &after, sizeof st) == 0);
+	unmap(s);
+}
+
+Test(export, addresses_are_counted_and_named)
+{
+	cr_assert(pl_stats_export(true) == 0);
+	const struct plx_shm *s = map_self();
+	pl_mutex_t *heap = calloc(1, sizeof *heap);
+	cr_assert(heap);
+
+	hammer(&export_hot_lock, 5000);
+	hammer(&export_struct.m, 2000);
+	hammer(heap, 2000);
+
+	const struct plx_slot *sl = find_slot(s, &export_hot_lock);
+	cr_assert(sl, "no slot for export_hot_lock");
+	cr_assert(sl->name_state == 2);
+	ASSERT_NAME(sl->name, "export_hot_lock");
+	cr_assert(sl->module >= 0 && sl->module < PLX_NMODULES);
+	const struct plx_module *mod = &s->modules[sl->module];
+	cr_assert(mod->state == 2);
+	cr_assert(
+	    strstr(mod->path, "test_export") != NULL, "module '%s'", mod->path);
+	cr_assert(sl->parks > 0);
+	cr_assert(sl->waits == sl->parks, "waits %llu parks %llu",
+	    (unsigned long long)sl->waits, (unsigned long long)sl->parks);
+	cr_assert(sl->wait_ns > 0 && sl->max_queue >= 1);
+	cr_assert(sl->queued_now == 0);
+
+	sl = find_slot(s, &export_struct.m);
+	cr_assert(sl, "no slot for export_struct.m");
+	char want[64];
+	snprintf(want, sizeof want, "export_struct+0x%zx",
+	    (size_t)((char *)&export_struct.m - (char *)&export_struct));
+	ASSERT_NAME(sl->name, want);
+
+	sl = find_slot(s, heap);
+	cr_assert(sl, "no slot for the heap mutex");
+	cr_assert(sl->name_state == 2 && sl->name[0] == '\0');
+	cr_assert(sl->module == -1);
+
+	/* The slots add up to the totals (nothing overflowed here). */
+	uint64_t parks = 0, waits = 0, wait_ns = 0;
+	for (size_t i = 0; i < PLX_NSLOTS; i++) {
+		parks += s->slots[i].parks;
+		waits += s->slots[i].waits;
+		wait_ns += s->slots[i].wait_ns;
+	}
+	struct pl_stats st;
+	pl_stats_get(&st);
+	cr_assert(s->h.overflow_parks == 0);
+	cr_assert(parks == st.parks && waits == st.unparks + st.timeouts);
+	cr_assert(wait_ns == st.wait_ns_total);
+	cr_assert(s->h.slots_used == 3);
+	free(heap);
+	unmap(s);
+	cr_assert(pl_stats_export(false) == 0);
+}
+
+/* Condition variable broadcast: the waiters move to the mutex. */
+pl_mutex_t cv_mutex; /* global: named by dladdr */
+static pl_cond_t cv;
+static int cv_go, cv_waiting;
+
+static void *
+cv_waiter(void *arg)
+{
+	(void)arg;
+	pl_mutex_lock(&cv_mutex);
+	__atomic_fetch_add(&cv_waiting, 1, __ATOMIC_RELAXED);
+	while (!cv_go)
+		pl_cond_wait(&cv, &cv_mutex);
+	pl_mutex_unlock(&cv_mutex);
+	return NULL;
+}
+
+Test(export, requeues_move_the_queue)
+{
+	cr_assert(pl_stats_export(true) == 0);
+	const struct plx_shm *s = map_self();
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		t[i] = tu_spawn(cv_waiter, NULL);
+	cr_assert(wait_parked(&cv, 4, TU_WAIT_NS));
+	const struct plx_slot *c = find_slot(s, &cv);
+	cr_assert(c && c->queued_now == 4, "queued on cv: %lld",
+	    c ? (long long)c->queued_now : -1LL);
+	pl_mutex_lock(&cv_mutex);
+	cv_go = 1;
+	pl_cond_broadcast(&cv);
+	pl_mutex_unlock(&cv_mutex);
+	for (int i = 0; i < 4; i++)
+		tu_join(t[i]);
+	struct pl_stats st;
+	pl_stats_get(&st);
+	cr_assert(c->queued_now == 0);
+	if (st.requeues) {
+		const struct plx_slot *m = find_slot(s, &cv_mutex);
+		cr_assert(m && m->requeued_in == st.requeues);
+		cr_assert(m->queued_now == 0);
+		ASSERT_NAME(m->name, "cv_mutex");
+	}
+	assert_counters_match(s);
+	unmap(s);
+	cr_assert(pl_stats_export(false) == 0);
+}
+
+Test(export, reset_clears_the_exported_figures)
+{
+	cr_assert(pl_stats_export(true) == 0);
+	const struct plx_shm *s = map_self();
+	hammer(&export_hot_lock, 2000);
+	const struct plx_slot *sl = find_slot(s, &export_hot_lock);
+	cr_assert(sl && sl->parks > 0);
+	uint64_t start = s->h.reset_ns;
+	pl_stats_reset();
+	cr_assert(sl->parks == 0 && sl->waits == 0 && sl->wait_ns == 0);
+	cr_assert(
+	    sl->addr == (uintptr_t)&export_hot_lock, "the slot stays claimed");
+	ASSERT_NAME(sl->name, "export_hot_lock");
+	for (unsigned i = 0; i < PLX_NSTRIPES; i++)
+		for (unsigned k = 0; k < PLX_QBINS; k++)
+			cr_assert(s->hist[i].queue[k] == 0);
+	cr_assert(s->h.reset_ns > start);
+	assert_counters_match(s);
+	unmap(s);
+	cr_assert(pl_stats_export(false) == 0);
+}
+
+/* Known counts while the export is switched on and off under load: each
+ * thread parks with a deadline already passed, which always counts one
+ * park and one timeout.  The switching thread flips the export meanwhile;
+ * no count may be lost or doubled.  (Not under TSan: the hooks' test of
+ * pli_export_on in internal.h is a plain load, which TSan would report
+ * against the switch's atomic store, although the load is of one byte and
+ * either value is correct.) */
+#ifndef PL_TSAN
+#define FLIP_THREADS 4
+#define FLIP_PARKS 20000
+
+static int flip_stop;
+
+static void *
+flip_parker(void *arg)
+{
+	static char addrs[FLIP_THREADS];
+	char *a = &addrs[(intptr_t)arg];
+	struct timespec past = tu_deadline_in(-TU_MS);
+	for (int i = 0; i < FLIP_PARKS; i++)
+		pl_park(a, NULL, NULL, NULL, NULL, 0, &past);
+	return NULL;
+}
+
+Test(export, switching_under_load_is_exact)
+{
+	pthread_t t[FLIP_THREADS];
+	pl_stats_reset();
+	for (intptr_t i = 0; i < FLIP_THREADS; i++)
+		t[i] = tu_spawn(flip_parker, (void *)i);
+	int flips = 0;
+	struct pl_stats st;
+	do {
+		cr_assert(pl_stats_export(flips % 2 == 0) == 0);
+		flips++;
+		pl_stats_get(&st);
+	} while (
+	    st.parks < (uint64_t)FLIP_THREADS * FLIP_PARKS && flips < 100000);
+	for (int i = 0; i < FLIP_THREADS; i++)
+		tu_join(t[i]);
+	(void)flip_stop;
+	pl_stats_get(&st);
+	cr_assert(st.parks == (uint64_t)FLIP_THREADS * FLIP_PARKS,
+	    "parks %llu after %d switches", (unsigned long long)st.parks,
+	    flips);
+	cr_assert(st.timeouts == (uint64_t)FLIP_THREADS * FLIP_PARKS,
+	    "timeouts %llu", (unsigned long long)st.timeouts);
+	cr_assert(st.threads_parked_now == 0, "parked now %zu",
+	    st.threads_parked_now);
+	cr_assert(flips >= 4, "only %d switches", flips);
+	if (flips % 2) {
+		const struct plx_shm *s = map_self();
+		assert_counters_match(s);
+		unmap(s);
+	}
+	pl_stats_export(false);
+}
+#endif
+
+Test(export, a_forked_child_starts_from_zero_and_exports_its_own)
+{
+	cr_assert(pl_stats_export(true) == 0);
+	hammer(&export_hot_lock, 2000);
+	struct pl_stats parent_before;
+	pl_stats_get(&parent_before);
+	cr_assert(parent_before.parks > 0);
+
+	fflush(NULL);
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		tu_child_watchdog(30);
+		struct pl_stats st;
+		pl_stats_get(&st);
+		if (st.parks || st.unparks || st.wait_ns_total ||
+		    st.threads_parked_now)
+			_exit(10);
+		char path[64];
+		struct stat sb;
+		shm_path(path, sizeof path, getpid());
+		if (stat(path, &sb) != 0)
+			_exit(11);
+		/* The child's counts go to its own page and object. */
+		struct timespec past = tu_deadline_in(-TU_MS);
+		static char a;
+		for (int i = 0; i < 100; i++)
+			pl_park(&a, NULL, NULL, NULL, NULL, 0, &past);
+		pl_stats_get(&st);
+		if (st.parks != 100)
+			_exit(12);
+		exit(0); /* normal exit: removes the child's object */
+	}
+	int status;
+	cr_assert(tu_waitpid_bounded(pid, &status, TU_WAIT_NS));
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "child status %d", status);
+	char path[64];
+	struct stat sb;
+	shm_path(path, sizeof path, pid);
+	cr_assert(stat(path, &sb) != 0, "%s left after the child's exit", path);
+	struct pl_stats parent_after;
+	pl_stats_get(&parent_after);
+	cr_assert(parent_after.parks == parent_before.parks,
+	    "the child's parks reached the parent");
+	const struct plx_shm *s = map_self();
+	assert_counters_match(s);
+	unmap(s);
+	cr_assert(pl_stats_export(false) == 0);
+}

@@ -1,0 +1,1375 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * parkstat: what the locks of a program are doing, from the statistics
+ * libparkinglot exports (lib/export.h): which addresses are contended,
+ * how long threads wait, how long the queues get.
+ *
+ *   parkstat [-j] [-n N] [-s wait|parks] [-o FILE] [--] CMD [ARGS...]
+ *   parkstat [-j] [-n N] [-s wait|parks] [-o FILE] -p PID [-i SECONDS]
+ *
+ * With a command: runs it with PARKINGLOT_STATS=1 and
+ * PARKINGLOT_STATS_KEEP=<its pid> in its environment, so that the library
+ * exports from load on and leaves the object at exit; waits for it
+ * (ignoring SIGINT and SIGQUIT like time(1), forwarding SIGTERM and
+ * SIGHUP), reads the final figures while the child is a zombie (so its
+ * pid cannot be reused), removes the object, reaps the child, prints the
+ * report on stderr (or -o FILE) and exits with the command's status
+ * (128+signal if killed; 127 if it cannot be found, 126 if it cannot be
+ * run, 125 if parkstat itself fails before running it).
+ *
+ * With -p: one report of a live process on stdout, or with -i one every
+ * SECONDS until SIGINT or the process exits (then a last report, exit 0).
+ * Errors are one line on stderr: exit status 2 for a malformed command
+ * line, 1 for anything else.
+ *
+ * parkstat never links the library: it maps the object read-only and
+ * reads it with relaxed atomic loads, as the library writes it.  Names of
+ * addresses come from the target (dladdr) or, for objects without dynamic
+ * symbols (static variables, executables not linked with -rdynamic), from
+ * the symbol table of the file that holds them, read here.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <parkinglot/version.h>
+
+#define PLX_LAYOUT_ONLY
+#include "export.h"
+
+#define BAR_WIDTH 40
+
+static const char *prog = "parkstat";
+
+/* ---- options ---------------------------------------------------------- */
+
+enum sort_key { SORT_WAIT, SORT_PARKS };
+
+static struct {
+	long pid;        /* -p, 0 if none */
+	double interval; /* -i, 0 if none */
+	bool json;
+	long top; /* -n; 0 = every address */
+	enum sort_key sort;
+	const char *output;
+} opt = { 0, 0, false, 10, SORT_WAIT, NULL };
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see %s --help)\n", prog);
+	exit(2);
+}
+
+static void __attribute__((noreturn, format(printf, 2, 3)))
+die(int status, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(status);
+}
+
+/* The help text as it prints. */
+/* clang-format off */
+static void
+help(void)
+{
+	printf(
+"Usage: %s [OPTION]... [--] COMMAND [ARG]...\n"
+"  or:  %s [OPTION]... -p PID [-i SECONDS]\n"
+"Show what the libparkinglot locks of a program are doing: parks, wait\n"
+"times, queue lengths, and the most contended addresses by name.\n"
+"\n"
+"With a COMMAND, run it with the statistics on (PARKINGLOT_STATS=1) and\n"
+"print the report on stderr when it exits; exit with its status.\n"
+"With -p, report on a running process that exports its statistics\n"
+"(started with PARKINGLOT_STATS=1, or calling pl_stats_export).\n"
+"\n"
+"  -p, --pid=PID          report on the running process PID\n"
+"  -i, --interval=SECONDS with -p: a new report every SECONDS (decimals\n"
+"                         allowed) until interrupted or PID exits\n"
+"  -j, --json             one JSON object per report instead of text\n"
+"  -n, --top=N            show the N most contended addresses (default 10,\n"
+"                         0 for all)\n"
+"  -s, --sort=KEY         order addresses by 'wait' (total time parked,\n"
+"                         the default) or 'parks'\n"
+"  -o, --output=FILE      write the report to FILE\n"
+"  -h, --help             show this help and exit\n"
+"  -V, --version          show the version and exit\n"
+"\n"
+"Exit status: with a COMMAND, its status (128+N if killed by signal N,\n"
+"127 if not found, 126 if not executable, 125 if parkstat failed);\n"
+"otherwise 0, 1 on an error, 2 on a malformed command line.\n"
+"See parkstat(1).\n",
+	    prog, prog);
+}
+/* clang-format on */
+
+static long
+parse_long(const char *s, long min, long max, const char *what)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || errno || v < min || v > max)
+		usage_error("invalid %s '%s'", what, s);
+	return v;
+}
+
+/* ---- reading the object ----------------------------------------------- */
+
+struct source {
+	long pid;
+	char name[64]; /* shm name */
+	char path[80]; /* for messages: /dev/shm/... */
+	const volatile void *map;
+	size_t size;
+};
+
+/* Everything a report shows, read once. */
+struct snap {
+	struct plx_shm s; /* a word-by-word copy */
+	uint64_t c[PLX_NCOUNTERS];
+	uint64_t maxq;
+	uint64_t now_ns; /* CLOCK_MONOTONIC when read */
+};
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The library writes with relaxed atomics and publishes names and paths
+ * with release stores of the state word before them: copy in address
+ * order with acquire loads. */
+static void
+copy_words(void *dst, const volatile void *src, size_t n)
+{
+	uint64_t *d = dst;
+	const uint64_t *s = (const uint64_t *)(uintptr_t)src;
+	for (size_t i = 0; i < n / 8; i++)
+		d[i] = __atomic_load_n(&s[i], __ATOMIC_ACQUIRE);
+}
+
+static void
+take_snap(const struct source *src, struct snap *sn)
+{
+	copy_words(&sn->s, src->map, sizeof sn->s);
+	/* Strings end inside their arrays, whatever the object holds. */
+	sn->s.h.command[PLX_PATHLEN - 1] = '\0';
+	for (size_t i = 0; i < PLX_NMODULES; i++)
+		sn->s.modules[i].path[PLX_PATHLEN - 1] = '\0';
+	for (size_t i = 0; i < PLX_NSLOTS; i++)
+		sn->s.slots[i].name[PLX_SYMLEN - 1] = '\0';
+	const unsigned char *cp =
+	    (const unsigned char *)(uintptr_t)src->map + PLX_COUNTERS_OFF;
+	memset(sn->c, 0, sizeof sn->c);
+	for (unsigned i = 0; i < PLX_NSTRIPES; i++) {
+		const uint64_t *st =
+		    (const uint64_t *)(cp + (size_t)i * PLX_STRIPE_SIZE);
+		for (unsigned k = 0; k < PLX_NCOUNTERS; k++)
+			sn->c[k] += __atomic_load_n(&st[k], __ATOMIC_RELAXED);
+	}
+	sn->maxq = __atomic_load_n(
+	    (const uint64_t *)(cp + PLX_MAXQ_OFF), __ATOMIC_RELAXED);
+	sn->now_ns = mono_ns();
+}
+
+static bool
+process_exists(long pid)
+{
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+enum open_result { OPEN_OK, OPEN_NONE, OPEN_ACCESS, OPEN_BAD };
+
+/* Map /parkinglot.<pid>; OPEN_BAD with why set if it is not a complete
+ * object of the layout this parkstat reads. */
+static enum open_result
+open_source(long pid, struct source *src, char *why, size_t whylen)
+{
+	memset(src, 0, sizeof *src);
+	src->pid = pid;
+	snprintf(src->name, sizeof src->name, PLX_NAME_FMT, pid);
+	snprintf(src->path, sizeof src->path, "/dev/shm%s", src->name);
+	/* Non-blocking and a regular file only: a FIFO of that name would
+	 * hang us (glibc's shm_open adds O_NOFOLLOW). */
+	int fd = shm_open(src->name, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return OPEN_NONE;
+		if (errno == EACCES || errno == EPERM)
+			return OPEN_ACCESS;
+		snprintf(why, whylen, "%s", strerror(errno));
+		return OPEN_BAD;
+	}
+	/* A process that is creating its object has it at size 0, then
+	 * complete but without the magic: give it a moment. */
+	struct stat st;
+	const struct plx_header *h = NULL;
+	for (int tries = 0;; tries++) {
+		bool ok = fstat(fd, &st) == 0;
+		if (!ok || !S_ISREG(st.st_mode)) {
+			snprintf(why, whylen, "%s",
+			    ok ? "not a regular file" : strerror(errno));
+			close(fd);
+			return OPEN_BAD;
+		}
+		if ((size_t)st.st_size >= sizeof(struct plx_header)) {
+			if (h == NULL) {
+				void *m = mmap(NULL, (size_t)st.st_size,
+				    PROT_READ, MAP_SHARED, fd, 0);
+				if (m == MAP_FAILED) {
+					snprintf(
+					    why, whylen, "%s", strerror(errno));
+					close(fd);
+					return OPEN_BAD;
+				}
+				src->map = m;
+				src->size = (size_t)st.st_size;
+				h = m;
+			}
+			if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) ==
+			    PLX_MAGIC)
+				break;
+		}
+		if (tries == 100) {
+			snprintf(why, whylen,
+			    "not a complete libparkinglot "
+			    "statistics object");
+			close(fd);
+			return OPEN_BAD;
+		}
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+	}
+	close(fd);
+	if (h->version != PLX_VERSION) {
+		snprintf(why, whylen,
+		    "statistics layout version %" PRIu32 " (this parkstat "
+		    "reads version %d; use the parkstat of the same "
+		    "libparkinglot)",
+		    h->version, PLX_VERSION);
+		return OPEN_BAD;
+	}
+	if (h->shm_size != sizeof(struct plx_shm) ||
+	    h->total_size != PLX_SIZE || src->size < PLX_SIZE ||
+	    h->counters_off != PLX_COUNTERS_OFF ||
+	    h->nstripes != PLX_NSTRIPES || h->stripe_size != PLX_STRIPE_SIZE ||
+	    h->ncounters != PLX_NCOUNTERS || h->maxq_off != PLX_MAXQ_OFF ||
+	    h->qbins != PLX_QBINS || h->wbins != PLX_WBINS ||
+	    h->nslots != PLX_NSLOTS) {
+		snprintf(why, whylen,
+		    "unexpected layout (sizes do not match "
+		    "this parkstat)");
+		return OPEN_BAD;
+	}
+	if (h->pid != pid) {
+		snprintf(
+		    why, whylen, "the object names process %" PRId64, h->pid);
+		return OPEN_BAD;
+	}
+	return OPEN_OK;
+}
+
+/* -p: open or die with the right one-line message. */
+static void
+attach(long pid, struct source *src)
+{
+	char why[160] = "";
+	switch (open_source(pid, src, why, sizeof why)) {
+	case OPEN_OK:
+		if (!process_exists(pid))
+			die(1,
+			    "no such process: %ld (%s is left over from it; "
+			    "remove it)",
+			    pid, src->path);
+		return;
+	case OPEN_NONE:
+		if (!process_exists(pid))
+			die(1, "no such process: %ld", pid);
+		die(1,
+		    "process %ld does not export statistics (run it with "
+		    "PARKINGLOT_STATS=1 or under parkstat --)",
+		    pid);
+	case OPEN_ACCESS:
+		die(1,
+		    "process %ld: permission denied (%s belongs to "
+		    "another user)",
+		    pid, src->path);
+	case OPEN_BAD:
+		die(1, "process %ld: %s: %s", pid, src->path, why);
+	}
+}
+
+/* ---- symbols from ELF files ------------------------------------------- */
+
+struct elf_cache {
+	char path[PLX_PATHLEN];
+	bool tried;
+	const unsigned char *map;
+	size_t len;
+	const Elf64_Sym *syms;
+	size_t nsyms;
+	const char *strtab;
+	size_t strsz;
+};
+
+static struct elf_cache elf_cache[PLX_NMODULES];
+
+static void
+elf_load(struct elf_cache *e)
+{
+	e->tried = true;
+	/* The path comes from the target: open nothing but a regular
+	 * file, and never block on one that is not. */
+	int fd = open(e->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size < sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return;
+	}
+	const unsigned char *m =
+	    mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return;
+	size_t len = (size_t)st.st_size;
+	const Elf64_Ehdr *eh = (const void *)m;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff == 0 ||
+	    eh->e_shoff > len ||
+	    (len - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
+		goto fail;
+	const Elf64_Shdr *sh = (const void *)(m + eh->e_shoff);
+	const Elf64_Shdr *best = NULL;
+	for (unsigned i = 0; i < eh->e_shnum; i++)
+		if (sh[i].sh_type == SHT_SYMTAB ||
+		    (sh[i].sh_type == SHT_DYNSYM && best == NULL))
+			best = &sh[i];
+	if (best == NULL || best->sh_link >= eh->e_shnum ||
+	    best->sh_offset > len || best->sh_size > len - best->sh_offset ||
+	    best->sh_entsize != sizeof(Elf64_Sym))
+		goto fail;
+	const Elf64_Shdr *str = &sh[best->sh_link];
+	if (str->sh_offset > len || str->sh_size > len - str->sh_offset ||
+	    str->sh_size == 0)
+		goto fail;
+	e->map = m;
+	e->len = len;
+	e->syms = (const void *)(m + best->sh_offset);
+	e->nsyms = best->sh_size / sizeof(Elf64_Sym);
+	e->strtab = (const char *)(m + str->sh_offset);
+	e->strsz = str->sh_size;
+	return;
+fail:
+	munmap((void *)m, len);
+}
+
+/* The data symbol of path that holds the link-time address off, as
+ * "name" or "name+0xN"; false if none. */
+static bool
+elf_symbol(const char *path, uint64_t off, char *out, size_t outlen)
+{
+	struct elf_cache *e = NULL;
+	for (size_t i = 0; i < PLX_NMODULES; i++) {
+		if (elf_cache[i].path[0] == '\0') {
+			snprintf(elf_cache[i].path, sizeof elf_cache[i].path,
+			    "%s", path);
+			e = &elf_cache[i];
+			break;
+		}
+		if (strcmp(elf_cache[i].path, path) == 0) {
+			e = &elf_cache[i];
+			break;
+		}
+	}
+	if (e == NULL)
+		return false;
+	if (!e->tried)
+		elf_load(e);
+	if (e->syms == NULL)
+		return false;
+	const Elf64_Sym *hit = NULL;
+	for (size_t i = 0; i < e->nsyms; i++) {
+		const Elf64_Sym *s = &e->syms[i];
+		unsigned type = ELF64_ST_TYPE(s->st_info);
+		if (s->st_shndx == SHN_UNDEF || s->st_name == 0 ||
+		    s->st_name >= e->strsz ||
+		    (type != STT_OBJECT && type != STT_COMMON &&
+		        type != STT_NOTYPE))
+			continue;
+		bool in = s->st_size
+		    ? off >= s->st_value && off - s->st_value < s->st_size
+		    : off == s->st_value;
+		/* Prefer a sized object to a bare label at the same place. */
+		if (in && (hit == NULL || (hit->st_size == 0 && s->st_size)))
+			hit = s;
+	}
+	if (hit == NULL)
+		return false;
+	const char *name = e->strtab + hit->st_name;
+	size_t maxlen = e->strsz - hit->st_name;
+	if (strnlen(name, maxlen) == maxlen)
+		return false;
+	if (off == hit->st_value)
+		snprintf(out, outlen, "%s", name);
+	else
+		snprintf(
+		    out, outlen, "%s+0x%" PRIx64, name, off - hit->st_value);
+	return true;
+}
+
+/* ---- the report ------------------------------------------------------- */
+
+struct addr_row {
+	const struct plx_slot *sl;
+	char name[PLX_SYMLEN + 32]; /* "" if unknown */
+	const char *module;         /* path or NULL */
+	int64_t queued_now;         /* clamped at 0 */
+	double parks_per_s;         /* -i: since the last report */
+};
+
+struct report {
+	const struct snap *sn;
+	const struct snap *prev; /* -i: the report before, or NULL */
+	/* Set by parkstat -- CMD: how the command ended. */
+	bool ended;
+	int status; /* as from waitpid */
+	struct addr_row *rows;
+	size_t nrows, shown;
+	uint64_t qhist[PLX_QBINS], whist[PLX_WBINS];
+	uint64_t depth_now[PLX_QBINS]; /* addresses by queue length now */
+	uint64_t elapsed_ns;
+};
+
+static int
+cmp_rows(const void *a, const void *b)
+{
+	const struct plx_slot *x = ((const struct addr_row *)a)->sl;
+	const struct plx_slot *y = ((const struct addr_row *)b)->sl;
+	uint64_t kx = opt.sort == SORT_WAIT ? x->wait_ns : x->parks;
+	uint64_t ky = opt.sort == SORT_WAIT ? y->wait_ns : y->parks;
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	if (x->parks != y->parks)
+		return x->parks > y->parks ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void
+build(struct report *r, const struct snap *sn, const struct snap *prev)
+{
+	const struct plx_shm *s = &sn->s;
+	r->sn = sn;
+	r->prev = prev;
+	memset(r->qhist, 0, sizeof r->qhist);
+	memset(r->whist, 0, sizeof r->whist);
+	memset(r->depth_now, 0, sizeof r->depth_now);
+	for (unsigned i = 0; i < PLX_NSTRIPES; i++) {
+		for (unsigned b = 0; b < PLX_QBINS; b++)
+			r->qhist[b] += s->hist[i].queue[b];
+		for (unsigned b = 0; b < PLX_WBINS; b++)
+			r->whist[b] += s->hist[i].wait[b];
+	}
+	uint64_t end = s->h.end_ns ? s->h.end_ns : sn->now_ns;
+	r->elapsed_ns = end > s->h.reset_ns ? end - s->h.reset_ns : 0;
+
+	r->rows = calloc(PLX_NSLOTS, sizeof *r->rows);
+	if (r->rows == NULL)
+		die(1, "out of memory");
+	r->nrows = 0;
+	for (size_t i = 0; i < PLX_NSLOTS; i++) {
+		const struct plx_slot *sl = &s->slots[i];
+		if (sl->addr == 0)
+			continue;
+		struct addr_row *row = &r->rows[r->nrows++];
+		row->sl = sl;
+		row->queued_now = sl->queued_now > 0 ? sl->queued_now : 0;
+		if (row->queued_now > 0) {
+			uint64_t q = (uint64_t)row->queued_now;
+			unsigned k = 63 - (unsigned)__builtin_clzll(q);
+			r->depth_now[k < PLX_QBINS - 1 ? k : PLX_QBINS - 1]++;
+		}
+		if (sl->name_state != 2)
+			continue;
+		const struct plx_module *m = NULL;
+		if (sl->module >= 0 && sl->module < PLX_NMODULES &&
+		    s->modules[sl->module].state == 2) {
+			m = &s->modules[sl->module];
+			row->module = m->path;
+		}
+		if (memchr(sl->name, '\0', sizeof sl->name) && sl->name[0])
+			snprintf(row->name, sizeof row->name, "%s", sl->name);
+		else if (m)
+			elf_symbol(m->path, sl->addr - m->bias, row->name,
+			    sizeof row->name);
+		if (prev) {
+			double dt = (double)(sn->now_ns - prev->now_ns) / 1e9;
+			const struct plx_slot *p = &prev->s.slots[i];
+			if (dt > 0 && p->addr == sl->addr &&
+			    sl->parks >= p->parks)
+				row->parks_per_s =
+				    (double)(sl->parks - p->parks) / dt;
+		}
+	}
+	qsort(r->rows, r->nrows, sizeof *r->rows, cmp_rows);
+	r->shown = opt.top == 0 || (size_t)opt.top > r->nrows ? r->nrows
+	                                                      : (size_t)opt.top;
+}
+
+/* "1.23 ms": three significant digits or so. */
+static const char *
+fmt_ns(char *buf, size_t len, double ns)
+{
+	static const char *const unit[] = { "ns", "us", "ms", "s" };
+	unsigned u = 0;
+	while (u < 3 && ns >= 1000) {
+		ns /= 1000;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%.0f %s", ns, unit[u]);
+	else
+		snprintf(buf, len,
+		    ns < 10        ? "%.2f %s"
+		        : ns < 100 ? "%.1f %s"
+		                   : "%.0f %s",
+		    ns, unit[u]);
+	return buf;
+}
+
+static const char *
+fmt_bytes(char *buf, size_t len, uint64_t b)
+{
+	if (b < 10240)
+		snprintf(buf, len, "%" PRIu64 " B", b);
+	else if (b < 10 * 1048576ull)
+		snprintf(buf, len, "%.1f KiB", (double)b / 1024);
+	else
+		snprintf(buf, len, "%.1f MiB", (double)b / 1048576);
+	return buf;
+}
+
+static const char *
+fmt_us(char *buf, size_t len, double us)
+{
+	return fmt_ns(buf, len, us * 1000);
+}
+
+/* Labels of the histogram bins. */
+static void
+qlabel(char *buf, size_t len, unsigned b)
+{
+	uint64_t lo = (uint64_t)1 << b;
+	if (b == 0)
+		snprintf(buf, len, "1");
+	else if (b == PLX_QBINS - 1)
+		snprintf(buf, len, ">= %" PRIu64, lo);
+	else
+		snprintf(buf, len, "%" PRIu64 "-%" PRIu64, lo, 2 * lo - 1);
+}
+
+/* Two significant digits or so: "2.0", "16", "524". */
+static void
+sig2(char *buf, size_t len, double v)
+{
+	snprintf(buf, len, v < 9.95 ? "%.1f" : "%.0f", v);
+}
+
+static void
+wlabel(char *buf, size_t len, unsigned b)
+{
+	char lo[16], hi[16];
+	if (b == 0) {
+		snprintf(buf, len, "< 1 us");
+		return;
+	}
+	uint64_t l = (uint64_t)1 << (b - 1); /* us */
+	if (b == PLX_WBINS - 1) {
+		sig2(lo, sizeof lo, (double)l / 1e6);
+		snprintf(buf, len, ">= %s s", lo);
+	} else if (2 * l <= 1024) {
+		snprintf(buf, len, "%" PRIu64 "-%" PRIu64 " us", l, 2 * l);
+	} else if (2 * l < 1000000) {
+		sig2(lo, sizeof lo, (double)l / 1e3);
+		sig2(hi, sizeof hi, (double)(2 * l) / 1e3);
+		snprintf(buf, len, "%s-%s ms", lo, hi);
+	} else {
+		snprintf(lo, sizeof lo, "%.2f", (double)l / 1e6);
+		snprintf(hi, sizeof hi, "%.2f", (double)(2 * l) / 1e6);
+		snprintf(buf, len, "%s-%s s", lo, hi);
+	}
+}
+
+static void
+bars(FILE *out, const char *title, const uint64_t *h, unsigned n,
+    void (*label)(char *, size_t, unsigned))
+{
+	unsigned first = n, last = 0;
+	uint64_t max = 0, total = 0;
+	for (unsigned b = 0; b < n; b++) {
+		if (h[b]) {
+			if (first == n)
+				first = b;
+			last = b;
+		}
+		if (h[b] > max)
+			max = h[b];
+		total += h[b];
+	}
+	fprintf(out, "\n%s (%" PRIu64 ")\n", title, total);
+	if (total == 0) {
+		fprintf(out, "  (none)\n");
+		return;
+	}
+	for (unsigned b = first; b <= last; b++) {
+		char lab[48], bar[BAR_WIDTH + 1];
+		label(lab, sizeof lab, b);
+		unsigned w = (unsigned)((h[b] * BAR_WIDTH + max - 1) / max);
+		memset(bar, '#', w);
+		bar[w] = '\0';
+		fprintf(out, "  %12s  %-*s %" PRIu64 "\n", lab, BAR_WIDTH, bar,
+		    h[b]);
+	}
+}
+
+static const char *
+basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+static void
+describe_end(char *buf, size_t len, const struct report *r)
+{
+	const struct plx_header *h = &r->sn->s.h;
+	if (r->ended) {
+		if (WIFEXITED(r->status))
+			snprintf(buf, len, "exited with status %d",
+			    WEXITSTATUS(r->status));
+		else if (WIFSIGNALED(r->status))
+			snprintf(buf, len, "killed by signal %d (%s)%s",
+			    WTERMSIG(r->status), strsignal(WTERMSIG(r->status)),
+			    WCOREDUMP(r->status) ? ", core dumped" : "");
+		else
+			snprintf(buf, len, "ended");
+	} else if (h->state == PLX_EXITED) {
+		snprintf(buf, len, "exited");
+	} else {
+		snprintf(buf, len, "running");
+	}
+}
+
+/* The object most of the shown addresses are in: named once, in the
+ * title, and only the others per address. */
+static const char *
+main_object(const struct report *r)
+{
+	const char *best = NULL;
+	size_t bestn = 0;
+	for (size_t i = 0; i < r->shown; i++) {
+		const char *m = r->rows[i].module;
+		size_t n = 0;
+		if (m == NULL)
+			continue;
+		for (size_t j = 0; j < r->shown; j++)
+			n += r->rows[j].module &&
+			    strcmp(r->rows[j].module, m) == 0;
+		if (n > bestn) {
+			best = m;
+			bestn = n;
+		}
+	}
+	return best;
+}
+
+/* Three "label value" pairs a line, in 78 columns. */
+static void
+trio(FILE *out, const char *l1, const char *v1, const char *l2, const char *v2,
+    const char *l3, const char *v3)
+{
+	fprintf(
+	    out, "  %-14s%10s  %-14s%10s  %-14s%10s\n", l1, v1, l2, v2, l3, v3);
+}
+
+static const char *
+u64(char *buf, size_t len, uint64_t v)
+{
+	snprintf(buf, len, "%" PRIu64, v);
+	return buf;
+}
+
+/* The text report, 80 columns wide but for long names. */
+static void
+print_text(FILE *out, const struct report *r)
+{
+	const struct snap *sn = r->sn;
+	const struct plx_header *h = &sn->s.h;
+	const uint64_t *c = sn->c;
+	char b1[32], b2[32], b3[32], end[96];
+	describe_end(end, sizeof end, r);
+	bool reset = h->reset_ns != h->start_ns;
+	fprintf(out, "parkstat: process %" PRId64 " %s; %s of statistics%s\n",
+	    h->pid, end, fmt_ns(b1, sizeof b1, (double)r->elapsed_ns),
+	    reset ? " since the last pl_stats_reset" : "");
+	fprintf(out, "  %-9s%s\n", "command", h->command[0] ? h->command : "?");
+
+	uint64_t waits = c[PLX_UNPARKS] + c[PLX_TIMEOUTS];
+	fprintf(out, "\n");
+	trio(out, "parks", u64(b1, sizeof b1, c[PLX_PARKS]), "unparks",
+	    u64(b2, sizeof b2, c[PLX_UNPARKS]), "timeouts",
+	    u64(b3, sizeof b3, c[PLX_TIMEOUTS]));
+	trio(out, "invalid parks", u64(b1, sizeof b1, c[PLX_INVALID_PARKS]),
+	    "requeues", u64(b2, sizeof b2, c[PLX_REQUEUES]), "fair hand-offs",
+	    u64(b3, sizeof b3, c[PLX_FAIR_HANDOFFS]));
+	trio(out, "spin acquires", u64(b1, sizeof b1, c[PLX_SPIN_ACQUIRES]),
+	    "spin failures", u64(b2, sizeof b2, c[PLX_SPIN_FAILURES]),
+	    "parked now", u64(b3, sizeof b3, c[PLX_PARKED_NOW]));
+	trio(out, "time parked", fmt_ns(b1, sizeof b1, (double)c[PLX_WAIT_NS]),
+	    "mean wait",
+	    waits
+	        ? fmt_ns(b2, sizeof b2, (double)c[PLX_WAIT_NS] / (double)waits)
+	        : "-",
+	    "longest queue", u64(b3, sizeof b3, sn->maxq));
+	if (r->prev) {
+		const uint64_t *p = r->prev->c;
+		double dt = (double)(sn->now_ns - r->prev->now_ns) / 1e9;
+		if (dt > 0)
+			fprintf(out,
+			    "  per second    %.0f parks, %.0f unparks, "
+			    "%.0f timeouts, %s parked\n",
+			    (double)(c[PLX_PARKS] - p[PLX_PARKS]) / dt,
+			    (double)(c[PLX_UNPARKS] - p[PLX_UNPARKS]) / dt,
+			    (double)(c[PLX_TIMEOUTS] - p[PLX_TIMEOUTS]) / dt,
+			    fmt_ns(b3, sizeof b3,
+			        (double)(c[PLX_WAIT_NS] - p[PLX_WAIT_NS]) /
+			            dt));
+	}
+	fprintf(out, "\n  %-9s%" PRIu64 " buckets, %s in retired tables\n",
+	    "table", h->buckets, fmt_bytes(b1, sizeof b1, h->retired_bytes));
+	fprintf(out,
+	    "  %-9s%" PRIu64 " with a record now, %" PRIu64 " at most, %" PRIu64
+	    " created\n",
+	    "threads", h->threads_live, h->threads_peak, h->threads_total);
+	if (h->fair_interval_us == 0 && h->spin_limit == 0 &&
+	    h->yield_limit == 0 && h->pause_per_spin == 0)
+		fprintf(out, "  %-9s(not read yet: nothing has parked)\n",
+		    "tuning");
+	else
+		fprintf(out,
+		    "  %-9sspin %" PRIu32 " x %" PRIu32
+		    " pauses, yield %" PRIu32 ", fairness interval %s\n",
+		    "tuning", h->spin_limit, h->pause_per_spin, h->yield_limit,
+		    fmt_us(b1, sizeof b1, h->fair_interval_us));
+
+	bars(out, "queue length at each park", r->qhist, PLX_QBINS, qlabel);
+	bars(out, "addresses by queue length now", r->depth_now, PLX_QBINS,
+	    qlabel);
+	bars(out, "time parked per wait", r->whist, PLX_WBINS, wlabel);
+
+	const char *obj = main_object(r);
+	fprintf(out, "\nmost contended addresses%s%s, by %s (%zu of %zu)\n",
+	    obj ? " in " : "", obj ? basename_of(obj) : "",
+	    opt.sort == SORT_WAIT ? "time parked" : "parks", r->shown,
+	    r->nrows);
+	if (r->nrows == 0) {
+		fprintf(out, "  (none)\n");
+	} else {
+		/* Symbol, and the object when it is not the main one. */
+		char(*sym)[PLX_SYMLEN + PLX_PATHLEN + 40] =
+		    calloc(r->shown ? r->shown : 1, sizeof *sym);
+		if (sym == NULL)
+			die(1, "out of memory");
+		int namew = 6;
+		bool moved = false;
+		for (size_t i = 0; i < r->shown; i++) {
+			const struct addr_row *row = &r->rows[i];
+			const char *m = row->module;
+			bool other = m && obj && strcmp(m, obj) != 0;
+			snprintf(sym[i], sizeof sym[i], "%s%s%s%s",
+			    row->name[0] ? row->name : "-", other ? " (" : "",
+			    other ? basename_of(m) : "", other ? ")" : "");
+			int l = (int)strlen(sym[i]);
+			if (l > namew)
+				namew = l;
+			moved |= row->sl->requeued_in != 0;
+		}
+		/* With -i, parks per second take the place of "moved in". */
+		fprintf(out, "  %-14s  %-*s  %8s  %8s  %8s  %9s  %4s  %4s\n",
+		    "address", namew, "symbol", "parks",
+		    r->prev ? "parks/s" : "moved in", "waited", "mean wait",
+		    "maxq", "now");
+		for (size_t i = 0; i < r->shown; i++) {
+			const struct addr_row *row = &r->rows[i];
+			const struct plx_slot *sl = row->sl;
+			char a[24], second[24];
+			snprintf(a, sizeof a, "0x%" PRIx64, sl->addr);
+			if (r->prev)
+				snprintf(second, sizeof second, "%.0f",
+				    row->parks_per_s);
+			else
+				u64(second, sizeof second, sl->requeued_in);
+			fprintf(out,
+			    "  %-14s  %-*s  %8" PRIu64 "  %8s  %8s  "
+			    "%9s  %4" PRIu64 "  %4" PRId64 "\n",
+			    a, namew, sym[i], sl->parks, second,
+			    fmt_ns(b1, sizeof b1, (double)sl->wait_ns),
+			    sl->waits
+			        ? fmt_ns(b2, sizeof b2,
+			              (double)sl->wait_ns / (double)sl->waits)
+			        : "-",
+			    sl->max_queue, row->queued_now);
+		}
+		free(sym);
+		if (moved && !r->prev)
+			fprintf(out,
+			    "  (a thread moved from one address to "
+			    "another, as from a condition variable to\n"
+			    "  its mutex, counts its time parked on the "
+			    "address it leaves the queue from)\n");
+	}
+	if (h->overflow_parks || h->overflow_waits || h->overflow_requeued)
+		fprintf(out,
+		    "  not tracked (table full): %" PRIu64 " parks, %" PRIu64
+		    " waits, %s parked\n",
+		    h->overflow_parks, h->overflow_waits,
+		    fmt_ns(b1, sizeof b1, (double)h->overflow_wait_ns));
+}
+
+/* ---- JSON ------------------------------------------------------------- */
+
+/* A JSON string: escapes, and invalid UTF-8 as U+FFFD, so the output is
+ * valid whatever bytes a path or symbol holds. */
+static void
+json_str(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	fputc('"', out);
+	while (*p) {
+		unsigned char ch = *p;
+		if (ch == '"' || ch == '\\') {
+			fprintf(out, "\\%c", ch);
+			p++;
+		} else if (ch < 0x20 || ch == 0x7f) {
+			fprintf(out, "\\u%04x", ch);
+			p++;
+		} else if (ch < 0x80) {
+			fputc(ch, out);
+			p++;
+		} else {
+			/* Length and validity of a UTF-8 sequence. */
+			int n = ch >= 0xf0 && ch <= 0xf4 ? 4
+			    : ch >= 0xe0                 ? 3
+			    : ch >= 0xc2 && ch < 0xe0    ? 2
+			                                 : 0;
+			bool ok = n > 0;
+			for (int i = 1; ok && i < n; i++)
+				ok = (p[i] & 0xc0) == 0x80;
+			if (ok && n == 3)
+				ok = !(ch == 0xe0 && p[1] < 0xa0) &&
+				    !(ch == 0xed && p[1] >= 0xa0);
+			if (ok && n == 4)
+				ok = !(ch == 0xf0 && p[1] < 0x90) &&
+				    !(ch == 0xf4 && p[1] >= 0x90);
+			if (ok) {
+				fwrite(p, 1, (size_t)n, out);
+				p += n;
+			} else {
+				fputs("\\ufffd", out);
+				p++;
+			}
+		}
+	}
+	fputc('"', out);
+}
+
+static void
+json_hist(FILE *out, const char *name, const uint64_t *h, unsigned n, bool time,
+    bool last)
+{
+	fprintf(out, "  \"%s\": [\n", name);
+	for (unsigned b = 0; b < n; b++) {
+		uint64_t lo, hi; /* hi exclusive; 0 = unbounded */
+		if (time) {
+			lo = b == 0 ? 0 : ((uint64_t)1 << (b - 1)) * 1000;
+			hi = b == n - 1 ? 0 : ((uint64_t)1 << b) * 1000;
+			fprintf(out,
+			    "    {\"min_ns\": %" PRIu64 ", \"max_ns\": ", lo);
+		} else {
+			lo = (uint64_t)1 << b;
+			hi = b == n - 1 ? 0 : 2 * lo;
+			fprintf(
+			    out, "    {\"min\": %" PRIu64 ", \"max\": ", lo);
+		}
+		/* max is inclusive; null: no upper bound. */
+		if (hi)
+			fprintf(out, "%" PRIu64, hi - 1);
+		else
+			fputs("null", out);
+		fprintf(out, ", \"count\": %" PRIu64 "}%s\n", h[b],
+		    b + 1 < n ? "," : "");
+	}
+	fprintf(out, "  ]%s\n", last ? "" : ",");
+}
+
+static void
+print_json(FILE *out, const struct report *r)
+{
+	const struct snap *sn = r->sn;
+	const struct plx_header *h = &sn->s.h;
+	const uint64_t *c = sn->c;
+	char end[96];
+	describe_end(end, sizeof end, r);
+	fprintf(out, "{\n");
+	fprintf(out, "  \"parkstat_version\": ");
+	json_str(out, PL_VERSION_STRING);
+	fprintf(out, ",\n  \"layout_version\": %" PRIu32 ",\n", h->version);
+	fprintf(out, "  \"pid\": %" PRId64 ",\n", h->pid);
+	fprintf(out, "  \"command\": ");
+	json_str(out, h->command);
+	fprintf(out, ",\n  \"state\": \"%s\",\n",
+	    r->ended ? (WIFSIGNALED(r->status) ? "killed" : "exited")
+	        : h->state == PLX_EXITED ? "exited"
+	                                 : "running");
+	if (r->ended && WIFEXITED(r->status))
+		fprintf(
+		    out, "  \"exit_status\": %d,\n", WEXITSTATUS(r->status));
+	if (r->ended && WIFSIGNALED(r->status))
+		fprintf(out, "  \"signal\": %d,\n", WTERMSIG(r->status));
+	fprintf(out, "  \"elapsed_ns\": %" PRIu64 ",\n", r->elapsed_ns);
+	fprintf(out, "  \"reset\": %s,\n",
+	    h->reset_ns != h->start_ns ? "true" : "false");
+	if (r->prev)
+		fprintf(out, "  \"interval_ns\": %" PRIu64 ",\n",
+		    sn->now_ns - r->prev->now_ns);
+	fprintf(out, "  \"stats\": {\n");
+	fprintf(out, "    \"parks\": %" PRIu64 ",\n", c[PLX_PARKS]);
+	fprintf(out, "    \"unparks\": %" PRIu64 ",\n", c[PLX_UNPARKS]);
+	fprintf(out, "    \"timeouts\": %" PRIu64 ",\n", c[PLX_TIMEOUTS]);
+	fprintf(
+	    out, "    \"invalid_parks\": %" PRIu64 ",\n", c[PLX_INVALID_PARKS]);
+	fprintf(out, "    \"requeues\": %" PRIu64 ",\n", c[PLX_REQUEUES]);
+	fprintf(
+	    out, "    \"fair_handoffs\": %" PRIu64 ",\n", c[PLX_FAIR_HANDOFFS]);
+	fprintf(
+	    out, "    \"spin_acquires\": %" PRIu64 ",\n", c[PLX_SPIN_ACQUIRES]);
+	fprintf(
+	    out, "    \"spin_failures\": %" PRIu64 ",\n", c[PLX_SPIN_FAILURES]);
+	fprintf(out, "    \"wait_ns_total\": %" PRIu64 ",\n", c[PLX_WAIT_NS]);
+	fprintf(out, "    \"buckets\": %" PRIu64 ",\n", h->buckets);
+	fprintf(out, "    \"threads_parked_now\": %" PRIu64 ",\n",
+	    c[PLX_PARKED_NOW]);
+	fprintf(out, "    \"max_queue_len\": %" PRIu64 "\n", sn->maxq);
+	fprintf(out, "  },\n");
+	fprintf(out, "  \"table\": {\n");
+	fprintf(out, "    \"buckets\": %" PRIu64 ",\n", h->buckets);
+	fprintf(out, "    \"threads_live\": %" PRIu64 ",\n", h->threads_live);
+	fprintf(out, "    \"threads_peak\": %" PRIu64 ",\n", h->threads_peak);
+	fprintf(
+	    out, "    \"threads_created\": %" PRIu64 ",\n", h->threads_total);
+	fprintf(out, "    \"retired_bytes\": %" PRIu64 "\n", h->retired_bytes);
+	fprintf(out, "  },\n");
+	fprintf(out, "  \"tuning\": {\n");
+	fprintf(out, "    \"spin_limit\": %" PRIu32 ",\n", h->spin_limit);
+	fprintf(
+	    out, "    \"pause_per_spin\": %" PRIu32 ",\n", h->pause_per_spin);
+	fprintf(out, "    \"yield_limit\": %" PRIu32 ",\n", h->yield_limit);
+	fprintf(out, "    \"fair_interval_us\": %" PRIu32 "\n",
+	    h->fair_interval_us);
+	fprintf(out, "  },\n");
+	json_hist(
+	    out, "queue_length_at_park", r->qhist, PLX_QBINS, false, false);
+	json_hist(
+	    out, "queue_length_now", r->depth_now, PLX_QBINS, false, false);
+	json_hist(out, "wait_time", r->whist, PLX_WBINS, true, false);
+	fprintf(out, "  \"addresses_tracked\": %zu,\n", r->nrows);
+	fprintf(out,
+	    "  \"addresses_untracked\": {\"parks\": %" PRIu64
+	    ", \"waits\": %" PRIu64 ", \"wait_ns\": %" PRIu64
+	    ", \"requeued_in\": %" PRIu64 "},\n",
+	    h->overflow_parks, h->overflow_waits, h->overflow_wait_ns,
+	    h->overflow_requeued);
+	fprintf(out, "  \"sort\": \"%s\",\n",
+	    opt.sort == SORT_WAIT ? "wait" : "parks");
+	/* One address per line, so that line tools can pick them. */
+	fprintf(out, "  \"addresses\": [\n");
+	for (size_t i = 0; i < r->shown; i++) {
+		const struct addr_row *row = &r->rows[i];
+		const struct plx_slot *sl = row->sl;
+		fprintf(out,
+		    "    {\"rank\": %zu, \"address\": \"0x%" PRIx64
+		    "\", \"symbol\": ",
+		    i + 1, sl->addr);
+		if (row->name[0])
+			json_str(out, row->name);
+		else
+			fputs("null", out);
+		fputs(", \"object\": ", out);
+		if (row->module)
+			json_str(out, row->module);
+		else
+			fputs("null", out);
+		fprintf(out,
+		    ", \"parks\": %" PRIu64 ", \"waits\": %" PRIu64
+		    ", \"wait_ns\": %" PRIu64 ", \"requeued_in\": %" PRIu64
+		    ", \"max_queue\": %" PRIu64 ", \"queued_now\": %" PRId64,
+		    sl->parks, sl->waits, sl->wait_ns, sl->requeued_in,
+		    sl->max_queue, row->queued_now);
+		if (r->prev)
+			fprintf(
+			    out, ", \"parks_per_s\": %.1f", row->parks_per_s);
+		fprintf(out, "}%s\n", i + 1 < r->shown ? "," : "");
+	}
+	fprintf(out, "  ]\n}\n");
+}
+
+static void
+print_report(FILE *out, struct report *r)
+{
+	if (opt.json)
+		print_json(out, r);
+	else
+		print_text(out, r);
+	free(r->rows);
+	r->rows = NULL;
+	fflush(out);
+}
+
+static FILE *
+open_output(FILE *dflt, int fail_status)
+{
+	if (opt.output == NULL)
+		return dflt;
+	FILE *f = fopen(opt.output, "w");
+	if (f == NULL)
+		die(fail_status, "%s: %s", opt.output, strerror(errno));
+	return f;
+}
+
+static void
+close_output(FILE *out, int fail_status)
+{
+	if (fflush(out) != 0 || ferror(out) ||
+	    (out != stdout && out != stderr && fclose(out) != 0))
+		die(fail_status, "%s: write error",
+		    opt.output ? opt.output : "output");
+}
+
+/* ---- -p PID [-i SECONDS] ---------------------------------------------- */
+
+static volatile sig_atomic_t interrupted;
+
+static void
+on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/* Has the process exited (or is it a zombie)? */
+static bool
+has_exited(long pid, int pidfd, const struct source *src)
+{
+	if (pidfd >= 0) {
+		struct pollfd p = { pidfd, POLLIN, 0 };
+		if (poll(&p, 1, 0) == 1)
+			return true;
+	}
+	if (!process_exists(pid))
+		return true;
+	const struct plx_header *h = (const void *)(uintptr_t)src->map;
+	return __atomic_load_n(&h->state, __ATOMIC_ACQUIRE) == PLX_EXITED;
+}
+
+static int
+watch(long pid)
+{
+	struct source src;
+	attach(pid, &src);
+	FILE *out = open_output(stdout, 1);
+	static struct snap a, b;
+	struct snap *cur = &a, *prev = NULL;
+	struct report r = { 0 };
+
+	if (opt.interval <= 0) {
+		take_snap(&src, cur);
+		build(&r, cur, NULL);
+		print_report(out, &r);
+		close_output(out, 1);
+		return 0;
+	}
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigint;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL); /* no SA_RESTART: poll returns */
+	sigaction(SIGTERM, &sa, NULL);
+	int pidfd = -1;
+#ifdef SYS_pidfd_open
+	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+#endif
+	bool tty = !opt.json && isatty(fileno(out));
+	for (;;) {
+		bool gone = has_exited(pid, pidfd, &src);
+		take_snap(&src, cur);
+		if (tty)
+			fputs("\033[H\033[2J", out);
+		else if (prev && !opt.json)
+			fputs("\n", out);
+		build(&r, cur, prev);
+		print_report(out, &r);
+		if (gone || interrupted)
+			break;
+		/* Wait for the interval, the process's exit, or SIGINT. */
+		uint64_t until = mono_ns() + (uint64_t)(opt.interval * 1e9);
+		for (;;) {
+			uint64_t now = mono_ns();
+			if (interrupted || now >= until)
+				break;
+			int ms = (int)((until - now + 999999) / 1000000);
+			if (pidfd >= 0) {
+				struct pollfd p = { pidfd, POLLIN, 0 };
+				if (poll(&p, 1, ms) == 1)
+					break;
+			} else {
+				struct timespec ts = { ms / 1000,
+					(long)(ms % 1000) * 1000000 };
+				nanosleep(&ts, NULL);
+				if (has_exited(pid, -1, &src))
+					break;
+			}
+		}
+		if (interrupted)
+			break;
+		prev = cur;
+		cur = cur == &a ? &b : &a;
+	}
+	close_output(out, 1);
+	return 0;
+}
+
+/* ---- parkstat -- CMD -------------------------------------------------- */
+
+static pid_t child;
+
+static void
+forward(int sig)
+{
+	if (child > 0)
+		kill(child, sig);
+}
+
+static int
+run(char **argv)
+{
+	FILE *out = open_output(stderr, 125);
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) != 0)
+		die(125, "pipe: %s", strerror(errno));
+	fflush(NULL);
+	child = fork();
+	if (child < 0)
+		die(125, "fork: %s", strerror(errno));
+	if (child == 0) {
+		char pid[24];
+		close(pfd[0]);
+		snprintf(pid, sizeof pid, "%ld", (long)getpid());
+		if (setenv(PLX_ENV, "1", 1) != 0 ||
+		    setenv(PLX_ENV_KEEP, pid, 1) != 0) {
+			int e = errno;
+			(void)!write(pfd[1], &e, sizeof e);
+			_exit(125);
+		}
+		execvp(argv[0], argv);
+		int e = errno;
+		(void)!write(pfd[1], &e, sizeof e);
+		_exit(e == ENOENT ? 127 : 126);
+	}
+	close(pfd[1]);
+	int e = 0;
+	ssize_t n;
+	while ((n = read(pfd[0], &e, sizeof e)) < 0 && errno == EINTR)
+		;
+	close(pfd[0]);
+	if (n == (ssize_t)sizeof e) {
+		waitpid(child, NULL, 0);
+		if (e == ENOENT)
+			die(127, "%s: command not found", argv[0]);
+		die(e == ENOMEM ? 125 : 126, "%s: %s", argv[0], strerror(e));
+	}
+
+	/* Like time(1): the terminal's ^C and ^\ are for the command. */
+	struct sigaction ign, fwd;
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &ign, NULL);
+	sigaction(SIGQUIT, &ign, NULL);
+	memset(&fwd, 0, sizeof fwd);
+	fwd.sa_handler = forward;
+	fwd.sa_flags = SA_RESTART;
+	sigaction(SIGTERM, &fwd, NULL);
+	sigaction(SIGHUP, &fwd, NULL);
+
+	/* Wait without reaping: while the child is a zombie its pid, and so
+	 * the object's name, cannot be reused. */
+	siginfo_t si;
+	while (waitid(P_PID, (id_t)child, &si, WEXITED | WNOWAIT) != 0)
+		if (errno != EINTR)
+			die(125, "waitid: %s", strerror(errno));
+
+	struct source src;
+	char why[160] = "";
+	enum open_result o = open_source(child, &src, why, sizeof why);
+	static struct snap sn;
+	if (o == OPEN_OK)
+		take_snap(&src, &sn);
+	if (o != OPEN_NONE)
+		shm_unlink(src.name);
+	int status;
+	while (waitpid(child, &status, 0) < 0)
+		if (errno != EINTR)
+			die(125, "waitpid: %s", strerror(errno));
+	int ret = WIFEXITED(status) ? WEXITSTATUS(status)
+	    : WIFSIGNALED(status)   ? 128 + WTERMSIG(status)
+	                            : 125;
+
+	if (o == OPEN_OK) {
+		struct report r = { 0 };
+		r.ended = true;
+		r.status = status;
+		build(&r, &sn, NULL);
+		print_report(out, &r);
+		close_output(out, ret);
+	} else if (o == OPEN_NONE) {
+		fprintf(stderr,
+		    "%s: %s did not export statistics (it does not "
+		    "use libparkinglot, or a process it started does)\n",
+		    prog, argv[0]);
+	} else {
+		fprintf(stderr, "%s: %s: %s\n", prog, src.path, why);
+	}
+	return ret;
+}
+
+/* ---- main ------------------------------------------------------------- */
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+	opterr = 0;
+	while ((ch = getopt_long(
+	            argc, argv, "+:p:i:jn:s:o:hV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'p':
+			opt.pid = parse_long(optarg, 1, INT_MAX, "process id");
+			break;
+		case 'i': {
+			char *end;
+			errno = 0;
+			double v = strtod(optarg, &end);
+			if (*optarg == '\0' || *end != '\0' || errno ||
+			    !(v >= 0.01 && v <= 86400))
+				usage_error("invalid interval '%s' (seconds, "
+				            "from 0.01 to 86400)",
+				    optarg);
+			opt.interval = v;
+			break;
+		}
+		case 'j':
+			opt.json = true;
+			break;
+		case 'n':
+			opt.top = parse_long(
+			    optarg, 0, PLX_NSLOTS, "number of addresses");
+			break;
+		case 's':
+			if (strcmp(optarg, "wait") == 0)
+				opt.sort = SORT_WAIT;
+			else if (strcmp(optarg, "parks") == 0)
+				opt.sort = SORT_PARKS;
+			else
+				usage_error("invalid sort key '%s' (use wait "
+				            "or parks)",
+				    optarg);
+			break;
+		case 'o':
+			opt.output = optarg;
+			break;
+		case 'h':
+			help();
+			return 0;
+		case 'V':
+			printf(
+			    "parkstat (libparkinglot) %s\n", PL_VERSION_STRING);
+			return 0;
+		case ':':
+			usage_error(
+			    "option '%s' needs an argument", argv[optind - 1]);
+		default:
+			if (optopt)
+				usage_error("invalid option '-%c'", optopt);
+			usage_error("invalid option '%s'", argv[optind - 1]);
+		}
+	}
+	char **cmd = argv + optind;
+	if (opt.pid && *cmd)
+		usage_error("give either -p PID or a command, not both");
+	if (opt.interval > 0 && !opt.pid)
+		usage_error("-i needs -p PID");
+	if (opt.pid)
+		return watch(opt.pid);
+	if (*cmd == NULL)
+		usage_error("no command to run and no -p PID");
+	return run(cmd);
+}
