@@ -182,14 +182,16 @@ void pli_export_requeue(const void *from, const void *to, size_t n, size_t len);
 static inline void
 pli_event_thread(bool created)
 {
-	if (__builtin_expect(pli_export_on, 0))
+	if (__builtin_expect(
+	        __atomic_load_n(&pli_export_on, __ATOMIC_RELAXED), 0))
 		pli_export_thread(created);
 }
 
 static inline void
 pli_event_requeue(const void *from, const void *to, size_t n, size_t len)
 {
-	if (__builtin_expect(pli_export_on, 0))
+	if (__builtin_expect(
+	        __atomic_load_n(&pli_export_on, __ATOMIC_RELAXED), 0))
 		pli_export_requeue(from, to, n, len);
 }
 #endif /* PLX_LAYOUT_ONLY */

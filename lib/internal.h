@@ -124,14 +124,16 @@ void pli_export_wait(const void *addr, uint64_t waited_ns);
 static inline void
 pli_event_park(const void *addr, size_t len)
 {
-	if (__builtin_expect(pli_export_on, 0))
+	if (__builtin_expect(__atomic_load_n(&pli_export_on, __ATOMIC_RELAXED),
+	        0))
 		pli_export_park(addr, len);
 }
 
 static inline void
 pli_event_wait(const void *addr, uint64_t waited_ns)
 {
-	if (__builtin_expect(pli_export_on, 0))
+	if (__builtin_expect(__atomic_load_n(&pli_export_on, __ATOMIC_RELAXED),
+	        0))
 		pli_export_wait(addr, waited_ns);
 }
 

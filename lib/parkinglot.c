@@ -343,8 +343,9 @@ wake_list(struct waiter *w)
 	}
 }
 
-/* What a waker dequeued, for the statistics: gathered under the bucket
- * lock, added to the counters after it is released. */
+/* What a waker dequeued, for the statistics: gathered and added to the
+ * counters under the bucket lock, so that the counters never lag behind
+ * the queues that other threads can see. */
 struct tally {
 	uint64_t now; /* when the waiters were dequeued */
 	uint64_t woken, handoffs, wait_ns;
@@ -580,10 +581,12 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 	__atomic_store_n(&w->addr, addr, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->futex, 1, __ATOMIC_RELAXED);
 	size_t len = append(b, addr, w, w, 1);
-	bucket_unlock(b);
+	/* Counted inside the critical section, so that whoever sees the
+	 * thread queued (under this lock) sees it counted too. */
 	pli_stat_add(PLI_PARKS, 1);
 	pli_stat_add(PLI_PARKED_NOW, 1);
 	pli_stat_max_queue(len);
+	bucket_unlock(b);
 	pli_event_park(addr, len);
 
 	if (before_sleep)
@@ -603,10 +606,10 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 				struct waiter **l2;
 				timed_out(ctx, a, find_queue(b, a, &l2) == NULL);
 			}
-			bucket_unlock(b);
 			pli_stat_add(PLI_TIMEOUTS, 1);
 			pli_stat_add(PLI_PARKED_NOW, (uint64_t)-1);
 			pli_stat_add(PLI_WAIT_NS, waited);
+			bucket_unlock(b);
 			pli_event_wait(a, waited);
 			res.status = PL_PARK_TIMED_OUT;
 			return res;
@@ -644,10 +647,10 @@ pl_unpark_one(const void *addr,
 	uintptr_t token = callback ? callback(r, ctx) : PL_UNPARK_TOKEN_DEFAULT;
 	if (w)
 		release_waiter(w, token, &t);
+	tally_commit(&t);
 	bucket_unlock(b);
 	if (w)
 		wake(w);
-	tally_commit(&t);
 	return r;
 }
 
@@ -667,9 +670,9 @@ pl_unpark_all(const void *addr, uintptr_t token)
 			release_waiter(w, token, &t);
 		}
 	}
+	tally_commit(&t);
 	bucket_unlock(b);
 	wake_list(q);
-	tally_commit(&t);
 	return (size_t)t.woken;
 }
 
@@ -708,9 +711,9 @@ pl_unpark_filter(const void *addr,
 	uintptr_t token = callback ? callback(r, ctx) : PL_UNPARK_TOKEN_DEFAULT;
 	for (w = woken; w; w = w->wake_next)
 		release_waiter(w, token, &t);
+	tally_commit(&t);
 	bucket_unlock(b);
 	wake_list(woken);
-	tally_commit(&t);
 	return r;
 }
 
@@ -773,15 +776,16 @@ pl_unpark_requeue(const void *from, const void *to,
 	                           : PL_UNPARK_TOKEN_DEFAULT;
 	if (woken)
 		release_waiter(woken, token, &t);
-	unlock_bucket_pair(bf, bt);
-	if (woken)
-		wake(woken);
 	tally_commit(&t);
 	if (r.requeued) {
 		pli_stat_add(PLI_REQUEUES, r.requeued);
 		pli_stat_max_queue(len);
-		pli_event_requeue(from, to, r.requeued, len);
 	}
+	unlock_bucket_pair(bf, bt);
+	if (woken)
+		wake(woken);
+	if (r.requeued)
+		pli_event_requeue(from, to, r.requeued, len);
 	return r;
 }
 

@@ -71,7 +71,7 @@ Test(stats, parks_timeouts_and_invalid_parks)
 	cr_assert(s.parks == 0 && s.timeouts == 0 && s.invalid_parks == 0);
 	cr_assert(s.wait_ns_total == 0 && s.unparks == 0);
 
-	struct timespec dl = tu_deadline_in(5 * TU_MS);
+	struct timespec dl = tu_deadline_in(50 * TU_MS);
 	pl_park_result_t r = pl_park(&a, NULL, NULL, NULL, NULL, 0, &dl);
 	cr_assert(r.status == PL_PARK_TIMED_OUT);
 	r = pl_park(&a, say_no, NULL, NULL, NULL, 0, NULL);
@@ -85,8 +85,9 @@ Test(stats, parks_timeouts_and_invalid_parks)
 	cr_assert(s.timeouts == 1);
 	cr_assert(s.invalid_parks == 2);
 	cr_assert(s.unparks == 0);
-	/* Queued from before the deadline until after it. */
-	cr_assert(s.wait_ns_total >= 4 * TU_MS, "waited %llu ns",
+	/* Queued from before the deadline until after it (the park itself
+	 * takes well under 10 ms to queue, even under a sanitizer). */
+	cr_assert(s.wait_ns_total >= 40 * TU_MS, "waited %llu ns",
 	    (unsigned long long)s.wait_ns_total);
 	cr_assert(s.threads_parked_now == 0);
 	cr_assert(s.max_queue_len == 1);
