@@ -46,7 +46,9 @@ void pli_topology_from_affinity(struct pli_topology *t);
 /* tuning.c: the tuning in force; initialised on first use. */
 struct pli_tuning {
 	struct pl_tuning pub;
-	unsigned pause_per_spin; /* pause instructions per spin iteration */
+	unsigned poll_ns;        /* wait of a spin round (PARKINGLOT_POLL_NS) */
+	unsigned pause_per_spin; /* pause instructions making up that wait */
+	unsigned pause_ns;       /* measured cost of one */
 };
 const struct pli_tuning *pli_tuning(void);
 
@@ -138,17 +140,28 @@ pli_event_wait(const void *addr, uint64_t waited_ns)
 }
 
 /*
- * The spin phase of every lock's slow path: up to spin_limit rounds of
- * pause_per_spin pause instructions, then up to yield_limit sched_yield
- * calls, then park.  Callers spin only while nobody is parked on the lock
- * (with a queue, the lock goes to a woken waiter, and spinning only burns
- * a core), and start over after each wake-up.  It also keeps the
- * statistics: a slow-path acquisition won without parking, and the first
- * park of a slow path.
+ * The spin phase of every lock's slow path.  Each round waits about
+ * poll_ns (pause_per_spin pause instructions, see tuning.c) and then looks
+ * at the lock again: spin_limit such rounds, then yield_limit rounds that
+ * call sched_yield before the same wait, so that a thread preempted on
+ * this CPU (the holder, or anyone else) can run meanwhile; then park.
+ *
+ * A yield that finds another runnable thread may not come back for a
+ * whole time slice (milliseconds), and twenty of them would keep a waiter
+ * out of the queue, and out of the fairness hand-off, for that long.  So
+ * the yield rounds also end, and the thread parks, once they have taken
+ * twice their nominal time (2 x yield_limit x poll_ns from the first).
+ *
+ * Callers spin only while nobody is parked on the lock (with a queue, the
+ * lock goes to a woken waiter, and spinning only burns a core), and start
+ * over after each wake-up.  The spinner also keeps the statistics: a
+ * slow-path acquisition won without parking, and the first park of a
+ * slow path.
  */
 struct pli_spinner {
 	unsigned spins, yields;
-	unsigned spin_limit, yield_limit, pauses;
+	unsigned spin_limit, yield_limit, pauses, poll_ns;
+	uint64_t yield_end; /* when the yield rounds must stop */
 	bool parked;
 };
 
@@ -161,6 +174,7 @@ pli_spinner_init(struct pli_spinner *sp)
 	sp->yield_limit = __atomic_load_n(&t->pub.yield_limit,
 	    __ATOMIC_RELAXED);
 	sp->pauses = t->pause_per_spin;
+	sp->poll_ns = t->poll_ns;
 	sp->parked = false;
 }
 
@@ -168,18 +182,21 @@ pli_spinner_init(struct pli_spinner *sp)
 static inline bool
 pli_spin(struct pli_spinner *sp)
 {
-	if (sp->spins < sp->spin_limit) {
+	if (sp->spins < sp->spin_limit)
 		sp->spins++;
-		for (unsigned i = 0; i < sp->pauses; i++)
-			pli_cpu_relax();
-		return true;
-	}
-	if (sp->yields < sp->yield_limit) {
-		sp->yields++;
+	else if (sp->yields < sp->yield_limit) {
+		uint64_t now = pli_now_ns();
+		if (sp->yields++ == 0)
+			sp->yield_end = now +
+			    2 * (uint64_t)sp->yield_limit * sp->poll_ns;
+		else if (now > sp->yield_end)
+			return false;
 		sched_yield();
-		return true;
-	}
-	return false;
+	} else
+		return false;
+	for (unsigned i = 0; i < sp->pauses; i++)
+		pli_cpu_relax();
+	return true;
 }
 
 /* About to park (again): count the first, and spin afresh once woken. */

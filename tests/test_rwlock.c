@@ -59,6 +59,7 @@ struct actor {
 	int64_t returned_ns;
 	int entered;   /* atomic */
 	int may_leave; /* atomic */
+	int waited;    /* atomic: done waiting for wait_readers */
 	int done;      /* atomic */
 	pthread_t t;
 };
@@ -88,9 +89,11 @@ actor_main(void *arg)
 		__atomic_fetch_add(&s->readers_inside, 1, __ATOMIC_ACQ_REL);
 	}
 	__atomic_store_n(&a->entered, 1, __ATOMIC_RELEASE);
-	if (a->wait_readers > 0)
+	if (a->wait_readers > 0) {
 		a->saw_readers = tu_wait_int_eq(&s->readers_inside,
 		    a->wait_readers, 5 * TU_SEC);
+		__atomic_store_n(&a->waited, 1, __ATOMIC_RELEASE);
+	}
 	if (a->hold)
 		tu_wait_int_eq(&a->may_leave, 1, 20 * TU_SEC);
 	if (a->write) {
@@ -140,9 +143,14 @@ actor_start_timed(struct actor *a, struct script *s, bool write,
 	a->t = tu_spawn(actor_main, a);
 }
 
+/* Let a holding actor unlock, once it has finished looking for the other
+ * readers: a reader released earlier could leave before the others'
+ * next look, and they would miss seeing it inside. */
 static void
 actor_release(struct actor *a)
 {
+	if (a->wait_readers > 0)
+		tu_wait_int_eq(&a->waited, 1, 10 * TU_SEC);
 	__atomic_store_n(&a->may_leave, 1, __ATOMIC_RELEASE);
 }
 

@@ -1075,15 +1075,16 @@ bench_w4(void)
 {
 	static struct ser lrate[NLK], yrate[NLK], lalone[NLK], yalone,
 	    useful[NLK];
-	int side = ncpus < 2 ? 1 : 2; /* CPUs each side had when alone */
 	char b1[16], b2[16], b3[40];
 
+	/* What one thread does alone on a CPU: the price of one unit of
+	 * each side's work, in CPU seconds. */
 	for (int r = 0; r < runs; r++) {
-		struct thr *t = thr_alloc(2);
-		progress("W4 2 yield threads alone run %d/%d", r + 1, runs);
-		t[0].role = t[1].role = 1;
-		double el = timed_run(t, 2, w4_body_fn[LK_PL]);
-		put(&yalone, (double)(t[0].ops + t[1].ops) / el);
+		struct thr *t = thr_alloc(1);
+		progress("W4 1 yield thread alone run %d/%d", r + 1, runs);
+		t[0].role = 1;
+		double el = timed_run(t, 1, w4_body_fn[LK_PL]);
+		put(&yalone, (double)t[0].ops / el);
 		progress_done("%.1f kunits/s", yalone.v[yalone.n - 1] / 1e3);
 		free(t);
 	}
@@ -1094,12 +1095,12 @@ bench_w4(void)
 			struct thr *t = thr_alloc(4);
 			unsigned long lops;
 
-			progress("W4 2 lock threads %s alone run %d/%d",
+			progress("W4 1 lock thread %s alone run %d/%d",
 			    lk_name[k], r + 1, runs);
 			lk_init(k, &one.lk);
 			one.counter = 0;
-			double el = timed_run(t, 2, w2_body_fn[k]);
-			lops = t[0].ops + t[1].ops;
+			double el = timed_run(t, 1, w2_body_fn[k]);
+			lops = t[0].ops;
 			if (one.counter != lops)
 				check_failed("W4 %s alone: counter %lu != %lu",
 				    lk_name[k], one.counter, lops);
@@ -1128,16 +1129,16 @@ bench_w4(void)
 		}
 		for (int r = 0; r < lrate[k].n; r++)
 			put(&useful[k],
-			    side *
-			        (lrate[k].v[r] / med(&lalone[k]) +
-			            yrate[k].v[r] / med(&yalone)));
+			    lrate[k].v[r] / med(&lalone[k]) +
+			        yrate[k].v[r] / med(&yalone));
 	}
 	printf("\nW4 useful work: 2 threads run the W2 loop while 2 threads do "
-	       "units of %d xorshift steps + sched_yield; useful = %d x (lock "
-	       "rate / lock-alone rate + yield rate / yield-alone rate), in "
-	       "CPUs (max %d.00); yield side alone: %.1f kunits/s; median of "
-	       "%d runs\n",
-	    YIELD_WORK, side, side, med(&yalone) / 1e3, runs);
+	       "units of %d xorshift steps + sched_yield; each side's "
+	       "operations costed at one thread's rate alone on a CPU: useful "
+	       "= lock rate / lock-alone rate + yield rate / yield-alone "
+	       "rate, in CPUs (max %d.00); yield thread alone: %.1f "
+	       "kunits/s; median of %d runs\n",
+	    YIELD_WORK, ncpus < 2 ? 1 : 2, med(&yalone) / 1e3, runs);
 	no_reference_note();
 	prow("%-18s %11s %8s %14s %7s %11s %8s %11s  %-23s %s\n", "lock",
 	    "lock Mops/s", "alone", "yield kunit/s", "useful", "min..max",
@@ -1167,10 +1168,10 @@ bench_w4(void)
 		    ratio(med(&lrate[k]), med(&lrate[LK_PT])), NULL, NULL);
 		csv_row("W4", 4, lk_name[k], "yield_rate", "units/s", &yrate[k],
 		    ry, NULL, NULL);
-		csv_row("W4", 2, lk_name[k], "lock_alone_rate", "ops/s",
+		csv_row("W4", 1, lk_name[k], "lock_alone_rate", "ops/s",
 		    &lalone[k], -1, NULL, NULL);
 	}
-	csv_row("W4", 2, "-", "yield_alone_rate", "units/s", &yalone, -1, NULL,
+	csv_row("W4", 1, "-", "yield_alone_rate", "units/s", &yalone, -1, NULL,
 	    NULL);
 	fflush(stdout);
 }

@@ -6,10 +6,12 @@
  * Defaults come from the machine's topology the first time a lock is
  * contended (hwloc when the library was built with it, sysconf otherwise):
  * a process whose CPU affinity allows a single processing unit never spins,
- * because the thread it would wait for cannot run meanwhile.  The
- * environment variables PARKINGLOT_SPIN, PARKINGLOT_YIELD and
- * PARKINGLOT_FAIR_US override the defaults; a malformed value is reported
- * on stderr and the default kept.
+ * because the thread it would wait for cannot run meanwhile.  A spin
+ * iteration waits about 2.5 us (PARKINGLOT_POLL_NS) before it looks at
+ * the lock again; the yield iterations call sched_yield first.  The
+ * environment variables PARKINGLOT_SPIN, PARKINGLOT_YIELD,
+ * PARKINGLOT_FAIR_US and PARKINGLOT_POLL_NS override the defaults; a
+ * malformed value is reported on stderr and the default kept.
  */
 #ifndef PARKINGLOT_TUNING_H
 #define PARKINGLOT_TUNING_H
