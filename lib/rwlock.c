@@ -6,17 +6,51 @@
  *
  * The word: WRITER (a writer holds it), WPARKED (writers are parked on
  * the writer key, l + 1), RPARKED (readers are parked on the reader key,
- * l), and the number of readers holding it, in units of ONE.
+ * l), WWAIT and RWAIT (a spinning writer, or readers, claim the next
+ * phase; below), and the number of readers holding it, in units of ONE.
  *
  * Who may enter:
- *   a reader  when neither WRITER nor WPARKED is set: a reader that
- *             arrives while a writer waits queues behind it;
- *   a writer  when neither WRITER nor any reader holds it (writers may
- *             overtake parked writers: they are not ordered among
- *             themselves, which keeps writer throughput).
+ *   a reader  when neither WRITER nor WWAIT is set, nor WPARKED unless
+ *             RWAIT is: a reader that arrives while a writer waits,
+ *             parked or spinning, waits behind it, except that readers
+ *             who waited through a writer's hold go first;
+ *   a writer  when neither WRITER nor any reader holds it nor RWAIT is
+ *             set (writers may overtake parked writers: they are not
+ *             ordered among themselves, which keeps writer throughput).
+ *
+ * Both spin (struct pli_spinner) before they park, whatever is parked:
+ * a phase change then lets in the spinning threads of the next phase
+ * along with the parked ones, and most phases need no wake-up at all.
+ * Spinning threads claim the next phase with a bit each:
+ *   WWAIT  a writer that has spun WRITER_CLAIM_ROUNDS rounds while
+ *          readers hold the lock sets it: new readers wait (they would
+ *          otherwise keep a spinning writer out for good).
+ *   RWAIT  a reader that has spun READER_CLAIM_ROUNDS rounds while a
+ *          writer holds the lock sets it: no writer may enter until
+ *          readers have, and readers may enter past parked writers.
+ * Before a claim a phase is open to barging by its own side, so it lasts
+ * some microseconds and holds many operations, as a mutex held by one
+ * thread does; after it the phases alternate.  Readers wait longer before
+ * claiming because their phase has every reader in at once (with equal
+ * delays, a few percent of lockbench W6's operations were writes).
+ *
+ * Neither claim may outlive the threads behind it, or it would keep the
+ * other side out for good:
+ *   WWAIT  is cleared by any writer that gets in, and by a writer that
+ *          stops spinning to park (WPARKED then keeps readers out);
+ *          spinning writers set it again on their next look.
+ *   RWAIT  is cleared by the writer that claims the following phase
+ *          (readers are in: the claim was honoured), by the last reader
+ *          out, and by a reader that stops spinning while no reader is
+ *          inside.  A writer never parks behind RWAIT alone (wr_validate
+ *          looks only at holders): it keeps looking until the claim
+ *          ends.
+ * A waiter parks only behind a holder or a parked bit, as below; a reader
+ * parked behind WWAIT is let in by that writer's unlock (it either gets
+ * in, or parks and is handed the lock by the last reader).
  *
  * Transitions of the parked bits (each under the bucket of its key):
- *   RPARKED set    by a reader's validate, while WRITER or WPARKED is set;
+ *   RPARKED set    by a reader's validate, while it may not enter;
  *           clear  by whoever empties the reader queue: the hand-off to
  *                  all readers, or the timed_out of the last reader.
  *   WPARKED set    by a writer's validate, while the lock is held;
@@ -55,6 +89,14 @@
 #define WRITER PL_RWLOCK_WRITER
 #define WPARKED PL_RWLOCK_WRITER_PARKED
 #define RPARKED PL_RWLOCK_READER_PARKED
+#define WWAIT PL_RWLOCK_WRITER_WAITING
+#define RWAIT PL_RWLOCK_READER_WAITING
+
+/* Spin rounds a waiter lets pass before it claims the next phase (see
+ * the top of the file; lockbench W6, doc/BENCHMARKS.md). */
+#define READER_CLAIM_ROUNDS 8
+#define WRITER_CLAIM_ROUNDS 2
+#define MAY_ENTER PL_RWLOCK_READER_MAY_ENTER
 #define ONE PL_RWLOCK_ONE_READER
 #define READERS(s) ((s) & ~(ONE - 1))
 
@@ -84,7 +126,7 @@ rd_validate(void *ctx)
 	pl_rwlock_t *l = ctx;
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 	for (;;) {
-		if (!(s & (WRITER | WPARKED)))
+		if (MAY_ENTER(s))
 			return false;
 		if ((s & RPARKED) ||
 		    __atomic_compare_exchange_n(&l->state, &s, s | RPARKED,
@@ -109,7 +151,7 @@ pl__rwlock_rdlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 	pli_spinner_init(&sp);
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 	for (;;) {
-		if (!(s & (WRITER | WPARKED))) {
+		if (MAY_ENTER(s)) {
 			if (s >= PL_RWLOCK_READERS_MAX)
 				pli_fatal("pl_rwlock_rdlock: rwlock %p: too "
 				          "many readers",
@@ -122,10 +164,28 @@ pl__rwlock_rdlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 			}
 			continue;
 		}
-		/* Spin only while nobody is parked. */
-		if (!(s & (WPARKED | RPARKED)) && pli_spin(&sp)) {
+		/* A writer holds it: claim the next phase while we spin. */
+		if ((s & WRITER) && !(s & RWAIT) &&
+		    sp.spins + sp.yields >= READER_CLAIM_ROUNDS) {
+			__atomic_compare_exchange_n(&l->state, &s, s | RWAIT,
+			    true, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (pli_spin(&sp)) {
 			s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 			continue;
+		}
+		/* Done spinning: RPARKED takes over.  A writer the claim
+		 * kept out would spin until it is dropped (wr_validate
+		 * does not park behind it), so drop it unless readers
+		 * inside will (the last one out clears it). */
+		if ((s & RWAIT) && READERS(s) == 0) {
+			uintptr_t n;
+			do
+				n = READERS(s) ? s : s & ~RWAIT;
+			while (n != s &&
+			    !__atomic_compare_exchange_n(&l->state, &s, n,
+			        true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 		}
 		pli_spinner_park(&sp);
 		pl_park_result_t r = pl_park(reader_key(l), rd_validate, NULL,
@@ -167,7 +227,7 @@ rd_handoff_callback(pl_unpark_result_t r, void *ctx)
 	bool handoff;
 	do {
 		handoff = r.unparked && READERS(s) == ONE;
-		n = s - ONE;
+		n = READERS(s) == ONE ? (s - ONE) & ~RWAIT : s - ONE;
 		if (handoff)
 			n |= WRITER;
 		if (r.unparked && !r.have_more)
@@ -188,7 +248,9 @@ pl__rwlock_rdunlock_slow(pl_rwlock_t *l)
 			    (void *)l);
 		if (READERS(s) == ONE && (s & WPARKED))
 			break;
-		if (__atomic_compare_exchange_n(&l->state, &s, s - ONE, true,
+		/* The last reader out ends its phase's claim. */
+		uintptr_t n = READERS(s) == ONE ? (s - ONE) & ~RWAIT : s - ONE;
+		if (__atomic_compare_exchange_n(&l->state, &s, n, true,
 		        __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			return;
 	}
@@ -280,9 +342,9 @@ pl__rwlock_wrlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 	pli_spinner_init(&sp);
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 	for (;;) {
-		if (!(s & WRITER) && READERS(s) == 0) {
+		if (!(s & (WRITER | RWAIT)) && READERS(s) == 0) {
 			if (__atomic_compare_exchange_n(&l->state, &s,
-			        s | WRITER, true, __ATOMIC_ACQUIRE,
+			        (s | WRITER) & ~WWAIT, true, __ATOMIC_ACQUIRE,
 			        __ATOMIC_RELAXED))
 				{
 				pli_spinner_acquired(&sp);
@@ -290,11 +352,23 @@ pl__rwlock_wrlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 			}
 			continue;
 		}
-		/* Spin only while nobody is parked. */
-		if (!(s & (WPARKED | RPARKED)) && pli_spin(&sp)) {
+		/* Readers inside: their phase has begun, so their claim
+		 * is spent; keep new ones out while we spin. */
+		if (READERS(s) && !(s & (WRITER | WWAIT)) &&
+		    sp.spins + sp.yields >= WRITER_CLAIM_ROUNDS) {
+			__atomic_compare_exchange_n(&l->state, &s,
+			    (s | WWAIT) & ~RWAIT, true, __ATOMIC_RELAXED,
+			    __ATOMIC_RELAXED);
+			continue;
+		}
+		if (pli_spin(&sp)) {
 			s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 			continue;
 		}
+		/* Done spinning: WPARKED takes over from WWAIT (set by our
+		 * validate, or we find the lock free and spin afresh). */
+		if (s & WWAIT)
+			__atomic_fetch_and(&l->state, ~WWAIT, __ATOMIC_RELAXED);
 		pli_spinner_park(&sp);
 		struct wr_ctx w = { l, false };
 		pl_park_result_t r = pl_park(writer_key(l), wr_validate, NULL,

@@ -13,10 +13,14 @@
  *
  * The word (the encoding is ABI):
  *
- *   bit 0  PL_RWLOCK_WRITER         a writer holds the lock
- *   bit 1  PL_RWLOCK_WRITER_PARKED  writers are parked (new readers wait)
- *   bit 2  PL_RWLOCK_READER_PARKED  readers are parked
- *   bits 3..  the number of readers holding the lock (PL_RWLOCK_ONE_READER
+ *   bit 0  PL_RWLOCK_WRITER          a writer holds the lock
+ *   bit 1  PL_RWLOCK_WRITER_PARKED   writers are parked (new readers wait)
+ *   bit 2  PL_RWLOCK_READER_PARKED   readers are parked
+ *   bit 3  PL_RWLOCK_WRITER_WAITING  a writer spins for the readers to
+ *                                    leave (new readers wait)
+ *   bit 4  PL_RWLOCK_READER_WAITING  readers spun through a writer's hold
+ *                                    (the next phase is theirs)
+ *   bits 5..  the number of readers holding the lock (PL_RWLOCK_ONE_READER
  *             each)
  *
  * Readers park on the lock's address, writers on the address one byte
@@ -44,9 +48,17 @@ typedef struct {
 #define PL_RWLOCK_WRITER ((uintptr_t)1)
 #define PL_RWLOCK_WRITER_PARKED ((uintptr_t)2)
 #define PL_RWLOCK_READER_PARKED ((uintptr_t)4)
-#define PL_RWLOCK_ONE_READER ((uintptr_t)8)
+#define PL_RWLOCK_WRITER_WAITING ((uintptr_t)8)
+#define PL_RWLOCK_READER_WAITING ((uintptr_t)16)
+#define PL_RWLOCK_ONE_READER ((uintptr_t)32)
+/* Whether a reader may enter a lock in state s: no writer holds it or
+ * waits for it, unless readers waited through the last writer's hold. */
+#define PL_RWLOCK_READER_MAY_ENTER(s) \
+	(!((s) & (PL_RWLOCK_WRITER | PL_RWLOCK_WRITER_WAITING)) && \
+	    (!((s) & PL_RWLOCK_WRITER_PARKED) || \
+	        ((s) & PL_RWLOCK_READER_WAITING)))
 /* Reader counts at or above this take the slow path, which aborts rather
- * than let the count wrap (2^28 readers on 32 bits, 2^60 on 64). */
+ * than let the count wrap (2^26 readers on 32 bits, 2^58 on 64). */
 #define PL_RWLOCK_READERS_MAX (UINTPTR_MAX / 2 & ~(PL_RWLOCK_ONE_READER - 1))
 
 PL_EXPORT int pl__rwlock_rdlock_slow(pl_rwlock_t *l,
@@ -67,8 +79,7 @@ static inline bool
 pl__rwlock_tryrdlock_raw(pl_rwlock_t *l)
 {
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
-	while (!(s & (PL_RWLOCK_WRITER | PL_RWLOCK_WRITER_PARKED)) &&
-	    s < PL_RWLOCK_READERS_MAX) {
+	while (PL_RWLOCK_READER_MAY_ENTER(s) && s < PL_RWLOCK_READERS_MAX) {
 		if (__atomic_compare_exchange_n(&l->state, &s,
 		        s + PL_RWLOCK_ONE_READER, true, __ATOMIC_ACQUIRE,
 		        __ATOMIC_RELAXED))
@@ -126,7 +137,8 @@ pl_rwlock_rdunlock(pl_rwlock_t *l)
 	/* Fast only while other readers remain or nobody waits. */
 	while (s >= 2 * PL_RWLOCK_ONE_READER ||
 	    (s >= PL_RWLOCK_ONE_READER &&
-	        !(s & (PL_RWLOCK_WRITER_PARKED | PL_RWLOCK_READER_PARKED)))) {
+	        !(s & (PL_RWLOCK_WRITER_PARKED | PL_RWLOCK_READER_PARKED |
+	                  PL_RWLOCK_READER_WAITING)))) {
 		if (__atomic_compare_exchange_n(&l->state, &s,
 		        s - PL_RWLOCK_ONE_READER, true, __ATOMIC_RELEASE,
 		        __ATOMIC_RELAXED))
@@ -142,9 +154,12 @@ static inline bool
 pl__rwlock_trywrlock_raw(pl_rwlock_t *l)
 {
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
-	while (!(s & PL_RWLOCK_WRITER) && s < PL_RWLOCK_ONE_READER) {
+	while (!(s & (PL_RWLOCK_WRITER | PL_RWLOCK_READER_WAITING)) &&
+	    s < PL_RWLOCK_ONE_READER) {
+		/* A writer that gets in ends the wait of the spinning ones. */
 		if (__atomic_compare_exchange_n(&l->state, &s,
-		        s | PL_RWLOCK_WRITER, true, __ATOMIC_ACQUIRE,
+		        (s | PL_RWLOCK_WRITER) & ~PL_RWLOCK_WRITER_WAITING,
+		        true, __ATOMIC_ACQUIRE,
 		        __ATOMIC_RELAXED))
 			return true;
 	}
