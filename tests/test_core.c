@@ -1170,7 +1170,7 @@ Test(core, fork_with_parked_threads, .timeout = 60)
 }
 
 /* ------------------------------------------------------------------ */
-/* 13. per-thread data is freed at thread exit                         */
+/* 13. per-thread records are released at thread exit and reused     */
 
 Test(core, thread_exit_frees_per_thread_record, .timeout = 30)
 {
@@ -1179,6 +1179,7 @@ Test(core, thread_exit_frees_per_thread_record, .timeout = 30)
 	/* Any lazy initialisation by this thread happens before `before`. */
 	(void)count_parked(&addr);
 	size_t before = pli_lot_live_threads();
+	size_t spare0 = pli_lot_spare_records();
 
 	for (int round = 0; round < 3; round++) {
 		struct parker ps[N];
@@ -1199,6 +1200,14 @@ Test(core, thread_exit_frees_per_thread_record, .timeout = 30)
 		cr_assert(after == before,
 		    "round %d: %zu live threads after join, expected %zu", round,
 		    after, before);
+		/* Their records wait for the next threads, which take them
+		 * before allocating: never more spare than the most threads
+		 * that held one at once. */
+		size_t spare = pli_lot_spare_records();
+		size_t expect = spare0 > N ? spare0 : N;
+		cr_assert(spare == expect,
+		    "round %d: %zu spare records, expected %zu", round, spare,
+		    expect);
 	}
 
 	/* Threads whose only park timed out are freed as well. */
