@@ -175,12 +175,13 @@ pli_spinner_init(struct pli_spinner *sp)
 	    __ATOMIC_RELAXED);
 	sp->pauses = t->pause_per_spin;
 	sp->poll_ns = t->poll_ns;
+	sp->yield_end = 0;
 	sp->parked = false;
 }
 
-/* One round of waiting; false when it is time to park. */
+/* Start a round: false when it is time to park. */
 static inline bool
-pli_spin(struct pli_spinner *sp)
+pli_spin_begin(struct pli_spinner *sp)
 {
 	if (sp->spins < sp->spin_limit)
 		sp->spins++;
@@ -194,9 +195,48 @@ pli_spin(struct pli_spinner *sp)
 		sched_yield();
 	} else
 		return false;
+	return true;
+}
+
+/* One round of waiting; false when it is time to park. */
+static inline bool
+pli_spin(struct pli_spinner *sp)
+{
+	if (!pli_spin_begin(sp))
+		return false;
 	for (unsigned i = 0; i < sp->pauses; i++)
 		pli_cpu_relax();
 	return true;
+}
+
+/*
+ * A round that also watches *word, every PLI_WATCH_PAUSES pauses, and
+ * ends early once it no longer holds old: for a waiter that knows the
+ * lock is about to change hands (the rwlock's phase claims), where
+ * noticing late leaves the lock idle.  Watching costs the holder its
+ * cache line more often, so plain spinning never does it.
+ */
+#define PLI_WATCH_PAUSES 8u
+static inline bool
+pli_spin_watch(struct pli_spinner *sp, const uintptr_t *word, uintptr_t old)
+{
+	if (!pli_spin_begin(sp))
+		return false;
+	for (unsigned i = 1; i <= sp->pauses; i++) {
+		pli_cpu_relax();
+		if (i % PLI_WATCH_PAUSES == 0 &&
+		    __atomic_load_n(word, __ATOMIC_RELAXED) != old)
+			break;
+	}
+	return true;
+}
+
+/* Skip what is left of the pause rounds: the rounds that yield come next. */
+static inline void
+pli_spinner_hurry(struct pli_spinner *sp)
+{
+	if (sp->spins < sp->spin_limit)
+		sp->spins = sp->spin_limit;
 }
 
 /* About to park (again): count the first, and spin afresh once woken. */

@@ -34,6 +34,13 @@
  * claiming because their phase has every reader in at once (with equal
  * delays, a few percent of lockbench W6's operations were writes).
  *
+ * A waiter that sees a claim on the word knows the phase is about to
+ * change, and that the threads that must finish it may need its CPU: it
+ * goes straight to the rounds that yield (where threads outnumber CPUs,
+ * they get to run), and it watches the word during its waits, so that the
+ * lock does not sit idle until its next look (spin_claimed).  Both raised
+ * W6 at 8 and 16 threads from about 1.5x glibc to about 1.8x.
+ *
  * Neither claim may outlive the threads behind it, or it would keep the
  * other side out for good:
  *   WWAIT  is cleared by any writer that gets in, and by a writer that
@@ -94,7 +101,7 @@
 
 /* Spin rounds a waiter lets pass before it claims the next phase (see
  * the top of the file; lockbench W6, doc/BENCHMARKS.md). */
-#define READER_CLAIM_ROUNDS 8
+#define READER_CLAIM_ROUNDS 6
 #define WRITER_CLAIM_ROUNDS 2
 #define MAY_ENTER PL_RWLOCK_READER_MAY_ENTER
 #define ONE PL_RWLOCK_ONE_READER
@@ -110,6 +117,15 @@ static inline const void *
 writer_key(pl_rwlock_t *l)
 {
 	return (const char *)l + 1;
+}
+
+/* A round of waiting while a claim is on the word (state s): yield at
+ * once, and watch the word so as to notice the change of phase. */
+static bool
+spin_claimed(struct pli_spinner *sp, pl_rwlock_t *l, uintptr_t s)
+{
+	pli_spinner_hurry(sp);
+	return pli_spin_watch(sp, &l->state, s);
 }
 
 void
@@ -171,7 +187,10 @@ pl__rwlock_rdlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 			    true, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 			continue;
 		}
-		if (pli_spin(&sp)) {
+		/* With a claim on the word, the phase is about to change:
+		 * see the top of the file. */
+		if ((s & (RWAIT | WWAIT)) ? spin_claimed(&sp, l, s)
+		                          : pli_spin(&sp)) {
 			s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 			continue;
 		}
@@ -361,7 +380,10 @@ pl__rwlock_wrlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 			    __ATOMIC_RELAXED);
 			continue;
 		}
-		if (pli_spin(&sp)) {
+		/* With a claim on the word, the phase is about to change:
+		 * see the top of the file. */
+		if ((s & (RWAIT | WWAIT)) ? spin_claimed(&sp, l, s)
+		                          : pli_spin(&sp)) {
 			s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 			continue;
 		}
