@@ -5,7 +5,6 @@
  * unlock waking only its own lock's waiters), a lock in a pointer's low
  * bits, bad arguments and unlock misuse, fair hand-off, lost wakeups.
  */
-#include <sys/resource.h>
 
 #include "testutil.h"
 
@@ -555,56 +554,6 @@ Test(bitlock, unlock_fair_hands_off, .timeout = 30)
 /* ------------------------------------------------------------------ */
 /* 6. misuse aborts with a message                                      */
 
-/* Run fn(arg) in a child with stderr on a pipe: it must die of SIGABRT
- * after writing exactly expect (one line) on stderr. */
-static void
-expect_abort(void (*fn)(void *), void *arg, const char *expect)
-{
-	int fds[2];
-	cr_assert(pipe(fds) == 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	cr_assert(pid >= 0);
-	if (pid == 0) {
-		struct rlimit nocore = { 0, 0 };
-		setrlimit(RLIMIT_CORE, &nocore);
-		tu_child_watchdog(10);
-		signal(SIGABRT, SIG_DFL);
-		close(fds[0]);
-		if (dup2(fds[1], STDERR_FILENO) < 0)
-			_exit(2);
-		close(fds[1]);
-		fn(arg);
-		_exit(3); /* it returned: misuse not detected */
-	}
-	close(fds[1]);
-	char buf[512];
-	size_t len = 0;
-	int64_t end = tu_now_ns() + 20 * TU_SEC;
-	for (;;) {
-		ssize_t n = read(fds[0], buf + len, sizeof(buf) - 1 - len);
-		if (n > 0) {
-			len += (size_t)n;
-			if (len == sizeof(buf) - 1)
-				break;
-		} else if (n == 0 || errno != EINTR || tu_now_ns() > end) {
-			break;
-		}
-	}
-	buf[len] = '\0';
-	close(fds[0]);
-
-	int status = 0;
-	cr_assert(tu_waitpid_bounded(pid, &status, 20 * TU_SEC),
-	    "the child hung");
-	cr_assert(!(WIFEXITED(status) && WEXITSTATUS(status) == 3),
-	    "the call returned instead of aborting (expected \"%s\")", expect);
-	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-	    "child status %#x: expected death by SIGABRT", status);
-	cr_assert(strcmp(buf, expect) == 0,
-	    "stderr was \"%s\", expected \"%s\"", buf, expect);
-}
-
 static uintptr_t bad_word;
 static unsigned char bad_byte;
 
@@ -666,7 +615,7 @@ check_bad(enum bad_call call, uintptr_t l, uintptr_t p, const char *tail)
 	    addr, tail);
 	vl = l;
 	vp = p;
-	expect_abort(bad_call, (void *)(intptr_t)call, expect);
+	tu_expect_abort(bad_call, (void *)(intptr_t)call, expect);
 }
 
 Test(bitlock, bad_arguments_abort, .timeout = 30)
@@ -698,7 +647,7 @@ Test(bitlock, bad_constant_arguments_abort, .timeout = 30)
 	snprintf(expect, sizeof(expect), "pl_bitlock_lock: bit lock %p: "
 	    "locked_bit and parked_bit are the same bit 0x1\n",
 	    (void *)&bad_word);
-	expect_abort(bad_constant, NULL, expect);
+	tu_expect_abort(bad_constant, NULL, expect);
 }
 
 static void
@@ -733,7 +682,7 @@ Test(bitlock, unlock_of_unlocked_aborts, .timeout = 30)
 		snprintf(expect, sizeof(expect),
 		    "%s: bit lock %p (bit 0x40) is not locked\n", names[i],
 		    i < 2 ? (void *)&bad_word : (void *)&bad_byte);
-		expect_abort(unlock_unlocked, (void *)(intptr_t)i, expect);
+		tu_expect_abort(unlock_unlocked, (void *)(intptr_t)i, expect);
 	}
 	bad_word = 0;
 	bad_byte = 0;

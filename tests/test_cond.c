@@ -12,7 +12,6 @@
  * shows up as a count other than the expected one.
  */
 #include <fcntl.h>
-#include <sys/resource.h>
 
 #include "testutil.h"
 
@@ -981,7 +980,7 @@ tm_waiter(void *arg)
 
 /* In a forked child: returns the exit status on a setup failure. */
 static int
-tm_child(void)
+tm_setup_and_broadcast(void)
 {
 	pthread_t a, b;
 	if (tu_spawn_raw(&a, tm_waiter, &tm.m1) != 0)
@@ -993,49 +992,23 @@ tm_child(void)
 	if (!wait_parked(&tm.c, 2, TU_WAIT_NS))
 		return 5;
 	pl_cond_broadcast(&tm.c);
-	return 3; /* it returned: misuse not detected */
+	return TU_CHILD_RETURNED; /* misuse not detected */
+}
+
+static void
+tm_child(void *arg)
+{
+	(void)arg;
+	_exit(tm_setup_and_broadcast());
 }
 
 Test(cond, two_mutexes_at_once_abort, .timeout = 30)
 {
 	memset(&tm, 0, sizeof(tm));
-	int fds[2];
-	cr_assert(pipe(fds) == 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	cr_assert(pid >= 0);
-	if (pid == 0) {
-		struct rlimit nocore = { 0, 0 };
-		setrlimit(RLIMIT_CORE, &nocore);
-		tu_child_watchdog(20);
-		signal(SIGABRT, SIG_DFL);
-		close(fds[0]);
-		if (dup2(fds[1], STDERR_FILENO) < 0)
-			_exit(2);
-		close(fds[1]);
-		_exit(tm_child());
-	}
-	close(fds[1]);
 	char buf[512];
-	size_t len = 0;
-	int64_t end = tu_now_ns() + 25 * TU_SEC;
-	for (;;) {
-		ssize_t n = read(fds[0], buf + len, sizeof(buf) - 1 - len);
-		if (n > 0) {
-			len += (size_t)n;
-			if (len == sizeof(buf) - 1)
-				break;
-		} else if (n == 0 || errno != EINTR || tu_now_ns() > end) {
-			break;
-		}
-	}
-	buf[len] = '\0';
-	close(fds[0]);
-
-	int status = 0;
-	cr_assert(tu_waitpid_bounded(pid, &status, 25 * TU_SEC),
-	    "the child hung");
-	cr_assert(!(WIFEXITED(status) && WEXITSTATUS(status) == 3),
+	int status = tu_run_child(tm_child, NULL, 20, buf, sizeof buf);
+	cr_assert(!(WIFEXITED(status) &&
+	              WEXITSTATUS(status) == TU_CHILD_RETURNED),
 	    "pl_cond_broadcast with waiters on two mutexes returned");
 	cr_assert(!(WIFEXITED(status) && WEXITSTATUS(status) >= 4),
 	    "child setup failed (status %d): waiters did not park",

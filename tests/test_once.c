@@ -4,7 +4,6 @@
  * thread verifiably parked, visibility of the function's writes, no second
  * run, nested onces, the recursive-call abort, and the initial states.
  */
-#include <sys/resource.h>
 
 #include "testutil.h"
 
@@ -282,56 +281,6 @@ Test(once, nested_different_onces, .timeout = 30)
 	cr_assert(outer_calls == 1 && inner_calls == 1);
 }
 
-/* Run fn(arg) in a child with stderr on a pipe: it must die of SIGABRT
- * after writing exactly expect (one line) on stderr. */
-static void
-expect_abort(void (*fn)(void *), void *arg, const char *expect)
-{
-	int fds[2];
-	cr_assert(pipe(fds) == 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	cr_assert(pid >= 0);
-	if (pid == 0) {
-		struct rlimit nocore = { 0, 0 };
-		setrlimit(RLIMIT_CORE, &nocore);
-		tu_child_watchdog(10);
-		signal(SIGABRT, SIG_DFL);
-		close(fds[0]);
-		if (dup2(fds[1], STDERR_FILENO) < 0)
-			_exit(2);
-		close(fds[1]);
-		fn(arg);
-		_exit(3); /* it returned: misuse not detected */
-	}
-	close(fds[1]);
-	char buf[512];
-	size_t len = 0;
-	int64_t end = tu_now_ns() + 20 * TU_SEC;
-	for (;;) {
-		ssize_t n = read(fds[0], buf + len, sizeof(buf) - 1 - len);
-		if (n > 0) {
-			len += (size_t)n;
-			if (len == sizeof(buf) - 1)
-				break;
-		} else if (n == 0 || errno != EINTR || tu_now_ns() > end) {
-			break;
-		}
-	}
-	buf[len] = '\0';
-	close(fds[0]);
-
-	int status = 0;
-	cr_assert(tu_waitpid_bounded(pid, &status, 20 * TU_SEC),
-	    "the child hung (a recursive pl_once deadlocked?)");
-	cr_assert(!(WIFEXITED(status) && WEXITSTATUS(status) == 3),
-	    "the call returned instead of aborting (expected \"%s\")", expect);
-	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-	    "child status %#x: expected death by SIGABRT", status);
-	cr_assert(strcmp(buf, expect) == 0,
-	    "stderr was \"%s\", expected \"%s\"", buf, expect);
-}
-
 static pl_once_t rec_a = PL_ONCE_INIT, rec_b = PL_ONCE_INIT;
 
 static void
@@ -374,9 +323,9 @@ Test(once, recursive_call_aborts, .timeout = 30)
 	snprintf(expect, sizeof(expect),
 	    "pl_once: recursive call on once %p from its own init function\n",
 	    (void *)&rec_a);
-	expect_abort(call_recursive, &rec_a, expect);
+	tu_expect_abort(call_recursive, &rec_a, expect);
 	/* Through another once: a -> b -> a. */
-	expect_abort(call_indirect, NULL, expect);
+	tu_expect_abort(call_indirect, NULL, expect);
 	/* The parent's onces were never touched. */
 	cr_assert(state_of(&rec_a) == 0 && state_of(&rec_b) == 0);
 }

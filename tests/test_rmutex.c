@@ -5,7 +5,6 @@
  * recursion count overflow, and the wakeup of a parked waiter by the
  * owner's final unlock.
  */
-#include <sys/resource.h>
 
 #include "testutil.h"
 
@@ -100,56 +99,6 @@ on_other_thread(pl_rmutex_t *m, enum op op, bool release)
 
 /* ------------------------------------------------------------------ */
 /* Aborts, in a forked child.                                          */
-
-/* Run fn(arg) in a child with stderr on a pipe: it must die of SIGABRT
- * after writing exactly expect (one line) on stderr. */
-static void
-expect_abort(void (*fn)(void *), void *arg, const char *expect)
-{
-	int fds[2];
-	cr_assert(pipe(fds) == 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	cr_assert(pid >= 0);
-	if (pid == 0) {
-		struct rlimit nocore = { 0, 0 };
-		setrlimit(RLIMIT_CORE, &nocore);
-		tu_child_watchdog(10);
-		signal(SIGABRT, SIG_DFL);
-		close(fds[0]);
-		if (dup2(fds[1], STDERR_FILENO) < 0)
-			_exit(2);
-		close(fds[1]);
-		fn(arg);
-		_exit(3); /* it returned: misuse not detected */
-	}
-	close(fds[1]);
-	char buf[512];
-	size_t len = 0;
-	int64_t end = tu_now_ns() + 20 * TU_SEC;
-	for (;;) {
-		ssize_t n = read(fds[0], buf + len, sizeof(buf) - 1 - len);
-		if (n > 0) {
-			len += (size_t)n;
-			if (len == sizeof(buf) - 1)
-				break;
-		} else if (n == 0 || errno != EINTR || tu_now_ns() > end) {
-			break;
-		}
-	}
-	buf[len] = '\0';
-	close(fds[0]);
-
-	int status = 0;
-	cr_assert(tu_waitpid_bounded(pid, &status, 20 * TU_SEC),
-	    "the child hung");
-	cr_assert(!(WIFEXITED(status) && WEXITSTATUS(status) == 3),
-	    "the call returned instead of aborting (expected \"%s\")", expect);
-	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-	    "child status %#x: expected death by SIGABRT", status);
-	cr_assert(strcmp(buf, expect) == 0,
-	    "stderr was \"%s\", expected \"%s\"", buf, expect);
-}
 
 /* ------------------------------------------------------------------ */
 /* 1. initial states, recursion and unwinding                          */
@@ -458,7 +407,7 @@ Test(rmutex, count_overflow, .timeout = 30)
 	snprintf(expect, sizeof(expect),
 	    "pl_rmutex_lock: rmutex %p: recursion count overflow\n",
 	    (void *)&ovf);
-	expect_abort(overflow_lock, NULL, expect);
+	tu_expect_abort(overflow_lock, NULL, expect);
 	cr_assert(snap_eq(snap(&ovf), full), "the child changed our rmutex");
 
 	/* Unwinding still works. */

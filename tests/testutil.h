@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -353,6 +354,75 @@ tu_child_watchdog(unsigned seconds)
 	sigaddset(&set, SIGALRM);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	alarm(seconds);
+}
+
+/* ------------------------------------------------------------------ */
+/* Misuse: calls that must abort, run in a forked child.               */
+
+#define TU_CHILD_RETURNED 3 /* exit status of a child whose fn returned */
+
+/*
+ * Run fn(arg) in a forked child with stderr on a pipe, core dumps off,
+ * SIGABRT at its default and a watchdog of watchdog_s seconds; a child
+ * whose fn returns exits with TU_CHILD_RETURNED.  Returns the child's
+ * wait status (asserting that it ended in time) and leaves what it wrote
+ * on stderr in buf, NUL-terminated (at most size - 1 bytes).
+ */
+static inline int
+tu_run_child(void (*fn)(void *), void *arg, unsigned watchdog_s, char *buf,
+    size_t size)
+{
+	int fds[2];
+	cr_assert(pipe(fds) == 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		struct rlimit nocore = { 0, 0 };
+		setrlimit(RLIMIT_CORE, &nocore);
+		tu_child_watchdog(watchdog_s);
+		signal(SIGABRT, SIG_DFL);
+		close(fds[0]);
+		if (dup2(fds[1], STDERR_FILENO) < 0)
+			_exit(2);
+		close(fds[1]);
+		fn(arg);
+		_exit(TU_CHILD_RETURNED);
+	}
+	close(fds[1]);
+	size_t len = 0;
+	int64_t end = tu_now_ns() + (int64_t)(watchdog_s + 10) * TU_SEC;
+	while (len < size - 1) {
+		ssize_t n = read(fds[0], buf + len, size - 1 - len);
+		if (n > 0)
+			len += (size_t)n;
+		else if (n == 0 || errno != EINTR || tu_now_ns() > end)
+			break;
+	}
+	buf[len] = '\0';
+	close(fds[0]);
+	int status = 0;
+	cr_assert(tu_waitpid_bounded(pid, &status,
+	              (int64_t)(watchdog_s + 10) * TU_SEC),
+	    "the child hung");
+	return status;
+}
+
+/* fn(arg) must die of SIGABRT after writing exactly expect (one line) on
+ * stderr. */
+static inline void
+tu_expect_abort(void (*fn)(void *), void *arg, const char *expect)
+{
+	char buf[512];
+	int status = tu_run_child(fn, arg, 10, buf, sizeof buf);
+	cr_assert(!(WIFEXITED(status) &&
+	              WEXITSTATUS(status) == TU_CHILD_RETURNED),
+	    "the call returned instead of aborting (expected \"%s\")", expect);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+	    "child status %#x: expected death by SIGABRT; stderr \"%s\"",
+	    status, buf);
+	cr_assert(strcmp(buf, expect) == 0,
+	    "stderr was \"%s\", expected \"%s\"", buf, expect);
 }
 
 /* ------------------------------------------------------------------ */
