@@ -29,7 +29,13 @@
  *
  * A waker removes the waiter from its queue and writes its unpark token
  * under the bucket lock, unlocks, and only then exchanges the word to 0,
- * calling FUTEX_WAKE only when it saw 2.  The parker returns only after it
+ * calling FUTEX_WAKE only when it saw 2.  Before it moves the word from 1
+ * to 2 and sleeps, a parker watches it for spin_limit rounds of the
+ * tuning (about 5 us; nobody else reads the word, so watching it costs
+ * nobody a cache line): a wake that comes meanwhile costs neither side a
+ * system call or a context switch.  Condition variables gain most: a
+ * consumer woken by the next item often is (lockbench W5a, 0.9x glibc
+ * without this, over 3x with it).  The parker returns only after it
  * loads 0 with acquire ordering, so the token and everything the waker did
  * before are visible to it.  After the exchange the waiter may return and
  * its thread exit; the FUTEX_WAKE that may follow then names memory that is
@@ -574,10 +580,26 @@ lock_waiter_bucket(struct waiter *w, const void **addr)
 }
 
 /* Sleep until the wake word is 0 or the deadline passes. */
+/* Queued, and about to sleep: first watch the wake word for the spin
+ * rounds of the tuning (see the top of the file). */
+static void
+spin_on(struct waiter *w)
+{
+	const struct pli_tuning *t = pli_tuning();
+	unsigned n = __atomic_load_n(&t->pub.spin_limit, __ATOMIC_RELAXED) *
+	    t->pause_per_spin;
+	for (unsigned i = 0; i < n; i++) {
+		if (__atomic_load_n(&w->futex, __ATOMIC_RELAXED) == 0)
+			return;
+		pli_cpu_relax();
+	}
+}
+
 static int
 sleep_on(struct waiter *w, const struct timespec *deadline)
 {
 	uint32_t v;
+	spin_on(w);
 	while ((v = __atomic_load_n(&w->futex, __ATOMIC_ACQUIRE)) != 0) {
 		if (v == 1 && !__atomic_compare_exchange_n(&w->futex, &v, 2,
 		                  false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
