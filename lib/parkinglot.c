@@ -31,9 +31,9 @@
  * under the bucket lock, unlocks, and only then exchanges the word to 0,
  * calling FUTEX_WAKE only when it saw 2.  Before it moves the word from 1
  * to 2 and sleeps, a parker watches it for spin_limit rounds of the
- * tuning (about 5 us; nobody else reads the word, so watching it costs
- * nobody a cache line): a wake that comes meanwhile costs neither side a
- * system call or a context switch.  Condition variables gain most: a
+ * tuning, two at most (about 5 us; nobody else reads the word, so
+ * watching it costs nobody a cache line): a wake that comes meanwhile
+ * costs neither side a system call or a context switch.  Condition variables gain most: a
  * consumer woken by the next item often is (lockbench W5a, 0.9x glibc
  * without this, over 3x with it).  The parker returns only after it
  * loads 0 with acquire ordering, so the token and everything the waker did
@@ -580,15 +580,23 @@ lock_waiter_bucket(struct waiter *w, const void **addr)
 }
 
 /* Sleep until the wake word is 0 or the deadline passes. */
+/* Rounds a parker watches its wake word at most, whatever the spin
+ * limit: a limit raised for locks must not keep parked threads busy. */
+#define PARKER_ROUNDS 2u
+
 /* Queued, and about to sleep: first watch the wake word for the spin
- * rounds of the tuning (see the top of the file). */
+ * rounds of the tuning, at most PARKER_ROUNDS (see the top of the file;
+ * none where the tuning says not to spin). */
 static void
 spin_on(struct waiter *w)
 {
 	const struct pli_tuning *t = pli_tuning();
-	unsigned n = __atomic_load_n(&t->pub.spin_limit, __ATOMIC_RELAXED) *
-	    t->pause_per_spin;
-	for (unsigned i = 0; i < n; i++) {
+	unsigned rounds = __atomic_load_n(&t->pub.spin_limit,
+	    __ATOMIC_RELAXED);
+	if (rounds > PARKER_ROUNDS)
+		rounds = PARKER_ROUNDS;
+	uint64_t n = (uint64_t)rounds * t->pause_per_spin;
+	for (uint64_t i = 0; i < n; i++) {
 		if (__atomic_load_n(&w->futex, __ATOMIC_RELAXED) == 0)
 			return;
 		pli_cpu_relax();
