@@ -30,8 +30,9 @@
  * A waker removes the waiter from its queue and writes its unpark token
  * under the bucket lock, unlocks, and only then exchanges the word to 0,
  * calling FUTEX_WAKE only when it saw 2.  Before it moves the word from 1
- * to 2 and sleeps, a parker watches it for spin_limit rounds of the
- * tuning, two at most (about 5 us; nobody else reads the word, so
+ * to 2 and sleeps, a parker that is first in its queue (the next to be
+ * woken) watches it for spin_limit rounds of the tuning, two at most
+ * (about 5 us; nobody else reads the word, so
  * watching it costs nobody a cache line): a wake that comes meanwhile
  * costs neither side a system call or a context switch.  Condition variables gain most: a
  * consumer woken by the next item often is (lockbench W5a, 0.9x glibc
@@ -584,9 +585,9 @@ lock_waiter_bucket(struct waiter *w, const void **addr)
  * limit: a limit raised for locks must not keep parked threads busy. */
 #define PARKER_ROUNDS 2u
 
-/* Queued, and about to sleep: first watch the wake word for the spin
- * rounds of the tuning, at most PARKER_ROUNDS (see the top of the file;
- * none where the tuning says not to spin). */
+/* Queued first on its address, and about to sleep: first watch the wake
+ * word for the spin rounds of the tuning, at most PARKER_ROUNDS (see the
+ * top of the file; none where the tuning says not to spin). */
 static void
 spin_on(struct waiter *w)
 {
@@ -604,10 +605,11 @@ spin_on(struct waiter *w)
 }
 
 static int
-sleep_on(struct waiter *w, const struct timespec *deadline)
+sleep_on(struct waiter *w, const struct timespec *deadline, bool watch)
 {
 	uint32_t v;
-	spin_on(w);
+	if (watch)
+		spin_on(w);
 	while ((v = __atomic_load_n(&w->futex, __ATOMIC_ACQUIRE)) != 0) {
 		if (v == 1 && !__atomic_compare_exchange_n(&w->futex, &v, 2,
 		                  false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -664,7 +666,9 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 	if (before_sleep)
 		before_sleep(ctx);
 
-	if (sleep_on(w, deadline) == ETIMEDOUT) {
+	/* Only the first in its queue can expect to be woken soon: the
+	 * others would watch their word for nothing (lockbench W3). */
+	if (sleep_on(w, deadline, len == 1) == ETIMEDOUT) {
 		const void *a;
 		b = lock_waiter_bucket(w, &a);
 		if (w->queued) {
@@ -690,7 +694,7 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 		/* Dequeued by a waker that has not set the word yet: it will,
 		 * right after unlocking the bucket.  Wait for it, so no late
 		 * write lands on a later park. */
-		sleep_on(w, NULL);
+		sleep_on(w, NULL, false);
 	}
 	res.status = PL_PARK_UNPARKED;
 	res.token = w->unpark_token;
