@@ -462,6 +462,26 @@ grow(size_t nthreads)
 }
 
 static void
+spare_push(struct waiter *w)
+{
+	word_lock(&spare_lock);
+	w->wake_next = spare;
+	spare = w;
+	word_unlock(&spare_lock);
+}
+
+static struct waiter *
+spare_pop(void)
+{
+	word_lock(&spare_lock);
+	struct waiter *w = spare;
+	if (w)
+		spare = w->wake_next;
+	word_unlock(&spare_lock);
+	return w;
+}
+
+static void
 self_destroy(void *p)
 {
 	/* Runs at thread exit.  The thread is not parked (it is exiting), so
@@ -469,12 +489,8 @@ self_destroy(void *p)
 	 * finished with it once pl_park saw the wake word at 0, except for
 	 * the stray FUTEX_WAKE discussed at the top of this file, which at
 	 * worst wakes the record's next owner spuriously. */
-	struct waiter *w = p;
 	self = NULL;
-	word_lock(&spare_lock);
-	w->wake_next = spare;
-	spare = w;
-	word_unlock(&spare_lock);
+	spare_push(p);
 	__atomic_fetch_sub(&live_threads, 1, __ATOMIC_RELAXED);
 	pli_event_thread(false);
 }
@@ -488,11 +504,7 @@ get_self(struct waiter *fallback)
 	if (w)
 		return w;
 	if (self_key_ok) {
-		word_lock(&spare_lock);
-		w = spare;
-		if (w)
-			spare = w->wake_next;
-		word_unlock(&spare_lock);
+		w = spare_pop();
 		if (w)
 			memset(w, 0, sizeof *w);
 		else
@@ -507,12 +519,8 @@ get_self(struct waiter *fallback)
 			pli_event_thread(true);
 			return w;
 		}
-		if (w) {
-			word_lock(&spare_lock);
-			w->wake_next = spare;
-			spare = w;
-			word_unlock(&spare_lock);
-		}
+		if (w)
+			spare_push(w);
 	}
 	memset(fallback, 0, sizeof *fallback);
 	return fallback;
