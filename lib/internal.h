@@ -261,7 +261,9 @@ pli_spinner_acquired(const struct pli_spinner *sp)
 size_t pli_lot_live_threads(void); /* threads holding a per-thread record */
 size_t pli_lot_buckets(void);      /* buckets in the current table */
 size_t pli_lot_retired_bytes(void); /* memory held by retired tables */
-size_t pli_lot_spare_records(void); /* records of exited threads kept */
+size_t pli_lot_spare_records(void); /* records not in use, kept */
+size_t pli_lot_records(void);       /* records allocated */
+#define PLI_RECORD_BLOCK 32          /* records allocated at a time */
 /* Index of addr's bucket in the current table (tests use it to find
  * colliding addresses). */
 size_t pli_lot_bucket_of(const void *addr);

@@ -91,14 +91,21 @@ static pthread_key_t self_key;
 static bool self_key_ok;
 static size_t live_threads;
 
-/* Records of exited threads, kept for the next threads (linked through
- * wake_next, guarded by spare_lock, a leaf lock).  A new thread's first
- * park then costs no allocation: with jemalloc, the first allocation of
- * a thread sets up that thread's allocator state, tens of microseconds
- * of CPU (lockbench W3).  They are never freed: there are never more
- * than the peak number of threads that held a record at once. */
+/* Records not in use: exited threads' and the rest of the last block
+ * (linked through wake_next, guarded by spare_lock, a leaf lock).  Records
+ * are allocated PLI_RECORD_BLOCK at a time, each on cache lines of its
+ * own, and never freed: there are never more than the peak number of
+ * threads that held one at once, plus a block.  With jemalloc the first
+ * allocation of a thread sets up that thread's allocator state, some
+ * 100 us of CPU (lockbench W3: 300 new threads each parking once took 3x
+ * the CPU of their next run); in blocks, one new thread in
+ * PLI_RECORD_BLOCK pays it. */
+#define RECORD_STRIDE                                                      \
+	((sizeof(struct waiter) + PLI_CACHELINE - 1) &                     \
+	    ~(size_t)(PLI_CACHELINE - 1))
 static uint32_t spare_lock;
 static struct waiter *spare;
+static size_t records; /* allocated, guarded by spare_lock */
 
 /* ---- buckets and tables ---------------------------------------------- */
 
@@ -470,15 +477,32 @@ spare_push(struct waiter *w)
 	word_unlock(&spare_lock);
 }
 
+/* A zeroed record: a spare one, else the first of a new block.  The block
+ * is allocated under the lock, so that threads arriving together share
+ * one instead of allocating one each. */
 static struct waiter *
-spare_pop(void)
+record_get(void)
 {
 	word_lock(&spare_lock);
 	struct waiter *w = spare;
-	if (w)
+	if (w) {
 		spare = w->wake_next;
+		word_unlock(&spare_lock);
+		memset(w, 0, sizeof *w);
+		return w;
+	}
+	char *b = pli_alloc_aligned(PLI_RECORD_BLOCK * RECORD_STRIDE);
+	if (b) {
+		for (size_t i = PLI_RECORD_BLOCK - 1; i > 0; i--) {
+			struct waiter *r =
+			    (struct waiter *)(b + i * RECORD_STRIDE);
+			r->wake_next = spare;
+			spare = r;
+		}
+		records += PLI_RECORD_BLOCK;
+	}
 	word_unlock(&spare_lock);
-	return w;
+	return (struct waiter *)b;
 }
 
 static void
@@ -504,11 +528,7 @@ get_self(struct waiter *fallback)
 	if (w)
 		return w;
 	if (self_key_ok) {
-		w = spare_pop();
-		if (w)
-			memset(w, 0, sizeof *w);
-		else
-			w = pli_alloc_aligned(sizeof *w);
+		w = record_get();
 		if (w && pthread_setspecific(self_key, w) == 0) {
 			self = w;
 			size_t n = __atomic_add_fetch(&live_threads, 1,
@@ -894,6 +914,15 @@ pli_lot_spare_records(void)
 	size_t n = 0;
 	for (struct waiter *w = spare; w; w = w->wake_next)
 		n++;
+	word_unlock(&spare_lock);
+	return n;
+}
+
+size_t
+pli_lot_records(void)
+{
+	word_lock(&spare_lock);
+	size_t n = records;
 	word_unlock(&spare_lock);
 	return n;
 }

@@ -1179,7 +1179,7 @@ Test(core, thread_exit_frees_per_thread_record, .timeout = 30)
 	/* Any lazy initialisation by this thread happens before `before`. */
 	(void)count_parked(&addr);
 	size_t before = pli_lot_live_threads();
-	size_t spare0 = pli_lot_spare_records();
+	size_t spare0 = pli_lot_spare_records(), records0 = 0;
 
 	for (int round = 0; round < 3; round++) {
 		struct parker ps[N];
@@ -1201,13 +1201,25 @@ Test(core, thread_exit_frees_per_thread_record, .timeout = 30)
 		    "round %d: %zu live threads after join, expected %zu", round,
 		    after, before);
 		/* Their records wait for the next threads, which take them
-		 * before allocating: never more spare than the most threads
-		 * that held one at once. */
+		 * before allocating: every record allocated is either held
+		 * by a live thread or spare, the first round's threads
+		 * allocated at most the blocks they needed, and the later
+		 * rounds allocated none. */
 		size_t spare = pli_lot_spare_records();
-		size_t expect = spare0 > N ? spare0 : N;
-		cr_assert(spare == expect,
-		    "round %d: %zu spare records, expected %zu", round, spare,
-		    expect);
+		size_t records = pli_lot_records();
+		cr_assert(spare + after == records,
+		    "round %d: %zu spare + %zu live records, %zu allocated",
+		    round, spare, after, records);
+		cr_assert(spare >= N, "round %d: %zu spare records, %d exited",
+		    round, spare, N);
+		if (round == 0)
+			records0 = records;
+		cr_assert(records == records0,
+		    "round %d: %zu records allocated, %zu after round 0",
+		    round, records, records0);
+		cr_assert(records0 < spare0 + before + N + PLI_RECORD_BLOCK,
+		    "%zu records allocated for %zu + %d threads, %zu spare "
+		    "before", records0, before, N, spare0);
 	}
 
 	/* Threads whose only park timed out are freed as well. */
