@@ -28,7 +28,8 @@
  *       mutex, and the waiters' context switches from just before their
  *       wait to just after their release (getrusage(RUSAGE_THREAD),
  *       voluntary + involuntary, summed: one sleep each, 64, is ideal);
- *       median of 20 broadcasts.
+ *       the waiters exit only after the last one's release; median of 20
+ *       broadcasts.
  *   W6  reader-writer: equal readers and writers (2, 4, 8, 16 threads),
  *       short critical sections; total ops/s, read and write shares.
  *   W7  many locks: 4 threads lock random entries of an array of 100,000
@@ -54,6 +55,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <linux/futex.h>
 #include <gnu/libc-version.h>
 #include <pthread.h>
 #include <sched.h>
@@ -324,6 +326,7 @@ static struct {
 	_Alignas(64) cmutex m;
 	ccond c;
 	int gen, waiting, done;
+	pthread_barrier_t release; /* the waiters exit after the measurement */
 } bc; /* W5b */
 
 static struct {
@@ -964,6 +967,102 @@ calibrate_sleep(void)
 	sleep_1ms = (now() - t0) / n;
 }
 
+/*
+ * This machine's wake-up latency: from a FUTEX_WAKE until the thread it
+ * woke runs, the waker on the first CPU and the sleeper on the first or
+ * the second, which had nothing to do for 200 us before each wake.  A
+ * lock that wakes one waiter at a time pays it on every hand-off to a
+ * sleeping thread, so W3 and W5b print it beside their figures.  Medians
+ * of WL_ROUNDS; negative when there is one CPU or the probe failed.
+ */
+#define WL_ROUNDS 200
+
+static struct {
+	_Alignas(64) uint32_t word; /* 1 wake up, 2 exit */
+	double woke;
+} wl;
+static double wl_same = -1, wl_other = -1;
+
+static void *
+wl_sleeper(void *a)
+{
+	(void)a;
+	for (;;) {
+		uint32_t w;
+		while ((w = __atomic_load_n(&wl.word, __ATOMIC_ACQUIRE)) == 0)
+			syscall(SYS_futex, &wl.word, FUTEX_WAIT_PRIVATE, 0,
+			    NULL, NULL, 0);
+		if (w == 2)
+			return NULL;
+		wl.woke = now();
+		__atomic_store_n(&wl.word, 0, __ATOMIC_RELEASE);
+	}
+}
+
+static double
+wl_probe(int cpu)
+{
+	double lat[WL_ROUNDS];
+	pthread_attr_t attr;
+	pthread_t t;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+	int err = pthread_create(&t, &attr, wl_sleeper, NULL);
+	pthread_attr_destroy(&attr);
+	if (err != 0)
+		return -1;
+	for (int i = 0; i < WL_ROUNDS; i++) {
+		sleep_ns(200000);
+		double t0 = now();
+		__atomic_store_n(&wl.word, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &wl.word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL,
+		    0);
+		while (__atomic_load_n(&wl.word, __ATOMIC_ACQUIRE) != 0)
+			sched_yield(); /* lets a sleeper on this CPU run */
+		lat[i] = wl.woke - t0;
+	}
+	__atomic_store_n(&wl.word, 2, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &wl.word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pthread_join(t, NULL);
+	__atomic_store_n(&wl.word, 0, __ATOMIC_RELAXED);
+	qsort(lat, WL_ROUNDS, sizeof lat[0], cmp_double);
+	return lat[WL_ROUNDS / 2];
+}
+
+static void
+measure_wake_latency(void)
+{
+	cpu_set_t saved, set;
+
+	if (wl_same >= 0 || ncpus < 2 ||
+	    pthread_getaffinity_np(pthread_self(), sizeof saved, &saved) != 0)
+		return;
+	progress("measuring the wake-up latency, %d wakes on each CPU",
+	    WL_ROUNDS);
+	CPU_ZERO(&set);
+	CPU_SET(cpus[0], &set);
+	pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+	wl_same = wl_probe(cpus[0]);
+	wl_other = wl_probe(cpus[1]);
+	pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
+	progress_done("%.1f us to another CPU, %.1f us on the same",
+	    wl_other * 1e6, wl_same * 1e6);
+}
+
+static void
+print_wake_latency(void)
+{
+	if (wl_same >= 0 && wl_other >= 0)
+		printf("(a FUTEX_WAKE gets a thread asleep on another, idle, "
+		       "CPU running in %.1f us, one on the waker's CPU in "
+		       "%.1f us: medians of %d)\n",
+		    wl_other * 1e6, wl_same * 1e6, WL_ROUNDS);
+}
+
 static void
 bench_w3(void)
 {
@@ -971,6 +1070,7 @@ bench_w3(void)
 	char b1[16], b2[40];
 	double ideal;
 
+	measure_wake_latency();
 	progress("W3 measuring a 1 ms sleep, 100 times");
 	calibrate_sleep();
 	ideal = W3_THREADS * sleep_1ms;
@@ -1008,6 +1108,7 @@ bench_w3(void)
 	       "elapsed/ideal (1.00 is ideal) and CPU seconds, median of %d "
 	       "runs\n",
 	    W3_THREADS, sleep_1ms * 1e3, ideal, runs);
+	print_wake_latency();
 	if (lk_on(LK_SPIN) && !w3_on(LK_SPIN))
 		printf("(spinlock left out unless named with -l: 300 spinning "
 		       "threads take some 20x the ideal)\n");
@@ -1246,6 +1347,10 @@ w5b_body(void *a, const int k)
 	getrusage(RUSAGE_THREAD, &r1);
 	t->csw = (r1.ru_nvcsw - r0.ru_nvcsw) + (r1.ru_nivcsw - r0.ru_nivcsw);
 	thr_end(t, cpu0);
+	/* Exit only once all have the mutex back: 63 thread exits (stack
+	 * unmapping, TLB shootdowns) would otherwise run on the CPUs the
+	 * later waiters need, and W5b would time thread teardown. */
+	pthread_barrier_wait(&bc.release);
 	return NULL;
 }
 KIND2_FNS(w5b_body);
@@ -1354,6 +1459,8 @@ bench_w5(void)
 			free(t);
 		}
 	}
+	if (w5b)
+		measure_wake_latency();
 	for (int k = 0; w5b && k < 2; k++) {
 		if (!k2_on(k))
 			continue;
@@ -1363,9 +1470,13 @@ bench_w5(void)
 			struct thr *t = thr_alloc(W5B_WAITERS);
 			double tend = 0;
 			long csw = 0;
+			int err;
 
 			cv_init(k, &bc.m, &bc.c, NULL);
 			bc.gen = bc.waiting = bc.done = 0;
+			if ((err = pthread_barrier_init(&bc.release, NULL,
+			         W5B_WAITERS + 1)) != 0)
+				die("pthread_barrier_init", err);
 			start_threads(t, W5B_WAITERS, w5b_body_fn[k]);
 			if (!wait_all_asleep(k, t))
 				check_failed(
@@ -1377,7 +1488,9 @@ bench_w5(void)
 			double t0 = now();
 			cc_broadcast(k, &bc.c);
 			cm_unlock(k, &bc.m);
+			pthread_barrier_wait(&bc.release);
 			join_threads(t, W5B_WAITERS, false);
+			pthread_barrier_destroy(&bc.release);
 			for (int i = 0; i < W5B_WAITERS; i++) {
 				tend = t[i].t_end > tend ? t[i].t_end : tend;
 				csw += t[i].csw;
@@ -1423,11 +1536,13 @@ bench_w5(void)
 	if (w5b) {
 		printf(
 		    "\nW5b broadcast to %d sleeping waiters: time from the "
-		    "broadcast until all reacquired and released the mutex, "
-		    "and the waiters' context switches while waiting (ideal: "
+		    "broadcast until all reacquired and released the mutex "
+		    "(they exit after), and the waiters' context switches "
+		    "while waiting (ideal: "
 		    "%d, one sleep each); median of %d broadcasts (lower is "
 		    "better)\n",
 		    W5B_WAITERS, W5B_WAITERS, W5B_ROUNDS);
+		print_wake_latency();
 		no_reference_note();
 		prow("%-20s %8s %14s %7s %12s %10s %9s  %-26s %s\n", "lock",
 		    "time us", "min..max", "ctx sw", "min..max", "time ratio",
