@@ -430,7 +430,7 @@ struct thr {
 	int idx, role;
 	pid_t os_tid;
 	unsigned long ops, bad;
-	long csw;
+	long csw, vcsw; /* context switches, and the voluntary ones */
 	double cpu_s, t_end;
 	uint64_t sink;
 };
@@ -1345,7 +1345,8 @@ w5b_body(void *a, const int k)
 	cm_unlock(k, &bc.m);
 	t->t_end = now();
 	getrusage(RUSAGE_THREAD, &r1);
-	t->csw = (r1.ru_nvcsw - r0.ru_nvcsw) + (r1.ru_nivcsw - r0.ru_nivcsw);
+	t->vcsw = r1.ru_nvcsw - r0.ru_nvcsw;
+	t->csw = t->vcsw + (r1.ru_nivcsw - r0.ru_nivcsw);
 	thr_end(t, cpu0);
 	/* Exit only once all have the mutex back: 63 thread exits (stack
 	 * unmapping, TLB shootdowns) would otherwise run on the CPUs the
@@ -1412,7 +1413,7 @@ wait_all_asleep(int k, struct thr *t)
 static void
 bench_w5(void)
 {
-	static struct ser items[2], btime[2], bcsw[2];
+	static struct ser items[2], btime[2], bcsw[2], bvol[2];
 	char b1[16], b2[16], b3[40], b4[40];
 
 	for (int k = 0; w5a && k < 2; k++) {
@@ -1469,7 +1470,7 @@ bench_w5(void)
 		for (int r = 0; r < W5B_ROUNDS; r++) {
 			struct thr *t = thr_alloc(W5B_WAITERS);
 			double tend = 0;
-			long csw = 0;
+			long csw = 0, vcsw = 0;
 			int err;
 
 			cv_init(k, &bc.m, &bc.c, NULL);
@@ -1494,12 +1495,14 @@ bench_w5(void)
 			for (int i = 0; i < W5B_WAITERS; i++) {
 				tend = t[i].t_end > tend ? t[i].t_end : tend;
 				csw += t[i].csw;
+				vcsw += t[i].vcsw;
 			}
 			if (bc.done != W5B_WAITERS)
 				check_failed("W5b %s: %d of %d waiters woke",
 				    cv_name[k], bc.done, W5B_WAITERS);
 			put(&btime[k], tend - t0);
 			put(&bcsw[k], (double)csw);
+			put(&bvol[k], (double)vcsw);
 			cv_destroy(k, &bc.m, &bc.c, NULL);
 			free(t);
 		}
@@ -1538,15 +1541,15 @@ bench_w5(void)
 		    "\nW5b broadcast to %d sleeping waiters: time from the "
 		    "broadcast until all reacquired and released the mutex "
 		    "(they exit after), and the waiters' context switches "
-		    "while waiting (ideal: "
-		    "%d, one sleep each); median of %d broadcasts (lower is "
-		    "better)\n",
+		    "while waiting (ideal: %d, one sleep each) and how many "
+		    "were sleeps (voluntary; the rest are preemptions); "
+		    "median of %d broadcasts (lower is better)\n",
 		    W5B_WAITERS, W5B_WAITERS, W5B_ROUNDS);
 		print_wake_latency();
 		no_reference_note();
-		prow("%-20s %8s %14s %7s %12s %10s %9s  %-26s %s\n", "lock",
-		    "time us", "min..max", "ctx sw", "min..max", "time ratio",
-		    "ctx ratio", "target", "result");
+		prow("%-20s %8s %14s %7s %12s %6s %10s %9s  %-26s %s\n",
+		    "lock", "time us", "min..max", "ctx sw", "min..max",
+		    "sleeps", "time ratio", "ctx ratio", "target", "result");
 		for (int k = 0; k < 2; k++) {
 			if (!k2_on(k))
 				continue;
@@ -1560,16 +1563,20 @@ bench_w5(void)
 				    "0.55x), time %.2fx (<= 0.70x)",
 				    rc, rt);
 			}
-			prow("%-20s %8.0f %14s %7.0f %12s %10s %9s  %-26s %s\n",
+			prow("%-20s %8.0f %14s %7.0f %12s %6.0f %10s %9s  %-26s "
+			     "%s\n",
 			    cv_name[k], med(&btime[k]) * 1e6,
 			    range(b3, sizeof b3, &btime[k], 1e6, 0),
 			    med(&bcsw[k]), range(b4, sizeof b4, &bcsw[k], 1, 0),
-			    fx(b1, rt), fx(b2, rc), tg ? tg : "",
+			    med(&bvol[k]), fx(b1, rt), fx(b2, rc), tg ? tg : "",
 			    res ? res : "");
 			csv_row("W5b", W5B_WAITERS, cv_name[k], "bcast_time",
 			    "s", &btime[k], rt, tg, res);
 			csv_row("W5b", W5B_WAITERS, cv_name[k], "bcast_ctxsw",
 			    "switches", &bcsw[k], rc, NULL, NULL);
+			csv_row("W5b", W5B_WAITERS, cv_name[k], "bcast_sleeps",
+			    "switches", &bvol[k], ratio(med(&bvol[k]),
+			    med(&bvol[1])), NULL, NULL);
 		}
 	}
 	fflush(stdout);
