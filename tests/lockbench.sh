@@ -1,0 +1,100 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# TAP test: tools/lockbench's plumbing, on a short run of W1 and W5b
+# (the full comparison is `make bench`, minutes long):
+#
+#   1. -n prints the header and the expected duration, runs nothing;
+#   2. an unknown workload is an error: exit 2, one line naming it;
+#   3. a short run exits 0, prints the targets, and writes the CSV header
+#      and the rows of both locks;
+#   4. W5b's counts are those of 64 waiters that all slept: at least 64
+#      sleeps per broadcast for either lock, and no more switches than
+#      sleeps plus preemptions (ctx >= sleeps).
+#
+# Run from the top of the build directory, like tests/torture.sh, under
+# `timeout` where it exists.
+set -u
+prog=tools/lockbench${EXEEXT:-}
+n=0
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+if command -v timeout >/dev/null 2>&1; then
+	run() { timeout 120 "$prog" "$@" >"$tmp/out" 2>"$tmp/err"; }
+else
+	run() { "$prog" "$@" >"$tmp/out" 2>"$tmp/err"; }
+fi
+
+echo "1..4"
+if test ! -x "$prog"; then
+	for i in 1 2 3 4; do
+		echo "not ok $i - lockbench ($prog not built in $(pwd))"
+	done
+	exit 0
+fi
+
+# ok DESC COND...: one TAP line; on failure the last run's output as
+# comments.
+ok() {
+	n=$((n + 1))
+	desc=$1
+	shift
+	if "$@"; then
+		echo "ok $n - $desc"
+	else
+		echo "not ok $n - $desc"
+		sed 's/^/#   /' "$tmp/out" "$tmp/err"
+	fi
+}
+
+# field WORKLOAD LOCK METRIC COLUMN: one figure of the CSV (columns:
+# workload,threads,lock,metric,unit,median,min,max,...).
+field() {
+	awk -F, -v w="$1" -v l="$2" -v m="$3" -v c="$4" \
+		'$1 == w && $3 == l && $4 == m { print $c; exit }' "$tmp/lb.csv"
+}
+
+run -n -w W1,W5b
+rc=$?
+dry_ok() {
+	test "$rc" = 0 && grep -q "expected duration" "$tmp/out" &&
+		! grep -q "^Targets" "$tmp/out"
+}
+ok "-n prints the expected duration and runs nothing" dry_ok
+
+run -w W1,W9
+rc=$?
+bad_ok() {
+	test "$rc" = 2 -a "$(wc -l <"$tmp/err")" = 1 -a ! -s "$tmp/out" &&
+		grep -q "W9" "$tmp/err"
+}
+ok "an unknown workload: exit 2 and one line naming it" bad_ok
+
+run -w W1,W5b -l pl,pthread -d 0.05 -r 1 -o "$tmp/lb.csv"
+rc=$?
+rows_ok() {
+	test "$rc" = 0 &&
+		grep -q "^Targets (pl against glibc in this run):" "$tmp/out" &&
+		sed -n 2p "$tmp/lb.csv" | grep -qx \
+			"workload,threads,lock,metric,unit,median,min,max,ratio,target,result" &&
+		test -n "$(field W1 pl_mutex ns_per_pair 6)" &&
+		test -n "$(field W1 pthread_mutex ns_per_pair 6)" &&
+		for l in pl_cond+pl_mutex pthread_cond+mutex; do
+			for m in bcast_time bcast_ctxsw bcast_sleeps; do
+				test -n "$(field W5b "$l" "$m" 6)" || return 1
+			done
+		done
+}
+ok "a short run: exit 0, the targets, the CSV rows of both locks" rows_ok
+
+counts_ok() {
+	for l in pl_cond+pl_mutex pthread_cond+mutex; do
+		smin=$(field W5b "$l" bcast_sleeps 7)
+		sw=$(field W5b "$l" bcast_ctxsw 6)
+		sl=$(field W5b "$l" bcast_sleeps 6)
+		test -n "$smin" -a -n "$sw" -a -n "$sl" || return 1
+		awk -v smin="$smin" -v sw="$sw" -v sl="$sl" \
+			'BEGIN { exit !(smin >= 64 && sw >= sl) }' || return 1
+	done
+}
+ok "W5b: every waiter slept, and switches >= sleeps" counts_ok
+exit 0
