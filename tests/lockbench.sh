@@ -15,7 +15,6 @@
 # `timeout` where it exists.
 set -u
 prog=tools/lockbench${EXEEXT:-}
-n=0
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 if command -v timeout >/dev/null 2>&1; then
@@ -32,19 +31,8 @@ if test ! -x "$prog"; then
 	exit 0
 fi
 
-# ok DESC COND...: one TAP line; on failure the last run's output as
-# comments.
-ok() {
-	n=$((n + 1))
-	desc=$1
-	shift
-	if "$@"; then
-		echo "ok $n - $desc"
-	else
-		echo "not ok $n - $desc"
-		sed 's/^/#   /' "$tmp/out" "$tmp/err"
-	fi
-}
+# ok DESC COMMAND...: see tests/tap-ok.sh.
+. "$(dirname "$0")/tap-ok.sh"
 
 # field WORKLOAD LOCK METRIC COLUMN: one figure of the CSV (columns:
 # workload,threads,lock,metric,unit,median,min,max,...).

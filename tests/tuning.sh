@@ -5,24 +5,13 @@
 # Run from the build directory by `make check`.
 set -u
 show=tests/tuning-show
-n=0
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
 echo "1..14"
 
-# ok DESC COND...: one TAP line from a test(1) expression.
-ok() {
-	n=$((n + 1))
-	desc=$1
-	shift
-	if "$@"; then
-		echo "ok $n - $desc"
-	else
-		echo "not ok $n - $desc"
-		sed 's/^/#   /' "$tmp/out" "$tmp/err"
-	fi
-}
+# ok DESC COMMAND...: see tests/tap-ok.sh.
+. "$(dirname "$0")/tap-ok.sh"
 
 # field NAME: its value in the last output.
 field() {
