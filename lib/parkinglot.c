@@ -32,13 +32,13 @@
  * calling FUTEX_WAKE only when it saw 2.  Before it moves the word from 1
  * to 2 and sleeps, a parker that is first in its queue (the next to be
  * woken) watches it for spin_limit rounds of the tuning, two at most
- * (about 5 us; nobody else reads the word, so
- * watching it costs nobody a cache line): a wake that comes meanwhile
- * costs neither side a system call or a context switch.  Condition variables gain most: a
- * consumer woken by the next item often is (lockbench W5a, 0.9x glibc
- * without this, over 3x with it).  The parker returns only after it
- * loads 0 with acquire ordering, so the token and everything the waker did
- * before are visible to it.  After the exchange the waiter may return and
+ * (about 5 us; nobody else reads the word, so watching it costs nobody a
+ * cache line): a wake that comes meanwhile costs neither side a system
+ * call or a context switch.  Condition variables gain most: a consumer
+ * woken by the next item often is (lockbench W5a, 0.9x glibc without
+ * this, over 3x with it).  The parker returns only after it loads 0 with
+ * acquire ordering, so the token and everything the waker did before are
+ * visible to it.  After the exchange the waiter may return and
  * its thread exit; the FUTEX_WAKE that may follow then names memory that is
  * gone or reused, which at worst wakes an unrelated futex waiter spuriously
  * (every wait here loops on its own condition), as in glibc and musl.
