@@ -821,11 +821,16 @@ pl_unpark_filter(const void *addr,
 	return r;
 }
 
-pl_unpark_result_t
-pl_unpark_requeue(const void *from, const void *to,
-    pl_requeue_op_t (*validate)(void *ctx),
-    uintptr_t (*callback)(pl_requeue_op_t op, pl_unpark_result_t r,
-        void *ctx),
+/*
+ * The engine of both requeue calls.  With validate_head (the _token
+ * variant) the operation acts only on the threads whose park token is the
+ * head's: the moved ones are unlinked one by one, so that the others keep
+ * their places; else the rest of the queue moves in one piece.
+ */
+static pl_unpark_result_t
+requeue(const void *from, const void *to, pl_requeue_op_t (*validate)(void *),
+    pl_requeue_op_t (*validate_head)(const pl_requeue_head_t *, void *),
+    uintptr_t (*callback)(pl_requeue_op_t, pl_unpark_result_t, void *),
     void *ctx)
 {
 	pl_unpark_result_t r = { 0, 0, false, false };
@@ -833,16 +838,23 @@ pl_unpark_requeue(const void *from, const void *to,
 	struct bucket *bf, *bt;
 	(void)pli_tuning();
 	lock_bucket_pair(from, to, &bf, &bt);
-	pl_requeue_op_t op = validate ? validate(ctx)
-	                              : PL_REQUEUE_ONE_REQUEUE_REST;
+	struct waiter **link;
+	struct waiter *head = find_queue(bf, from, &link);
+	pl_requeue_op_t op;
+	if (validate_head) {
+		pl_requeue_head_t h = { head ? head->len : 0,
+			head ? head->park_token : 0 };
+		op = validate_head(&h, ctx);
+	} else {
+		op = validate ? validate(ctx) : PL_REQUEUE_ONE_REQUEUE_REST;
+	}
 	if (op == PL_REQUEUE_ABORT) {
 		unlock_bucket_pair(bf, bt);
 		return r;
 	}
 
-	struct waiter **link;
 	struct waiter *woken = NULL, *first = NULL, *last = NULL;
-	struct waiter *head = find_queue(bf, from, &link);
+	uintptr_t token = head ? head->park_token : 0;
 	if (head && (op == PL_REQUEUE_ONE_REQUEUE_REST ||
 	                op == PL_REQUEUE_ONE)) {
 		woken = head;
@@ -850,22 +862,35 @@ pl_unpark_requeue(const void *from, const void *to,
 		head = *link != NULL && (*link)->addr == from ? *link : NULL;
 		r.unparked = 1;
 	}
-	if (head && op != PL_REQUEUE_ONE) {
-		/* Detach the waiters to move: all, or only the head. */
+	if (head && op == PL_REQUEUE_REQUEUE_ONE) {
+		/* The head only: with validate_head its token is the one. */
+		first = last = head;
+		unlink_waiter(link, head);
+	} else if (head && op != PL_REQUEUE_ONE && !validate_head) {
+		/* The whole rest of the queue, in one piece. */
 		first = head;
-		if (op == PL_REQUEUE_REQUEUE_ONE) {
-			last = head;
-			unlink_waiter(link, head);
-		} else {
-			last = head->tail;
-			*link = head->next_queue;
+		last = head->tail;
+		*link = head->next_queue;
+	} else if (head && op != PL_REQUEUE_ONE) {
+		/* Those with the head's token, each unlinked from its place. */
+		for (struct waiter *w = head, *next; w; w = next) {
+			next = w->next;
+			if (w->park_token != token)
+				continue;
+			unlink_waiter(link, w);
+			w->prev = last;
+			if (last)
+				last->next = w;
+			else
+				first = w;
+			last = w;
 		}
-		for (struct waiter *w = first;; w = w->next) {
-			__atomic_store_n(&w->addr, to, __ATOMIC_RELAXED);
-			r.requeued++;
-			if (w == last)
-				break;
-		}
+	}
+	for (struct waiter *w = first; w; w = w->next) {
+		__atomic_store_n(&w->addr, to, __ATOMIC_RELAXED);
+		r.requeued++;
+		if (w == last)
+			break;
 	}
 	struct waiter **l2;
 	size_t len = 0;
@@ -876,10 +901,10 @@ pl_unpark_requeue(const void *from, const void *to,
 		t.now = pli_now_ns();
 		r.be_fair = fair_due(bf, t.now);
 	}
-	uintptr_t token = callback ? callback(op, r, ctx)
-	                           : PL_UNPARK_TOKEN_DEFAULT;
+	uintptr_t utoken = callback ? callback(op, r, ctx)
+	                            : PL_UNPARK_TOKEN_DEFAULT;
 	if (woken)
-		release_waiter(woken, token, &t);
+		release_waiter(woken, utoken, &t);
 	tally_commit(&t);
 	if (r.requeued) {
 		pli_stat_add(PLI_REQUEUES, r.requeued);
@@ -891,6 +916,28 @@ pl_unpark_requeue(const void *from, const void *to,
 	if (r.requeued)
 		pli_event_requeue(from, to, r.requeued, len);
 	return r;
+}
+
+pl_unpark_result_t
+pl_unpark_requeue(const void *from, const void *to,
+    pl_requeue_op_t (*validate)(void *ctx),
+    uintptr_t (*callback)(pl_requeue_op_t op, pl_unpark_result_t r,
+        void *ctx),
+    void *ctx)
+{
+	return requeue(from, to, validate, NULL, callback, ctx);
+}
+
+pl_unpark_result_t
+pl_unpark_requeue_token(const void *from, const void *to,
+    pl_requeue_op_t (*validate)(const pl_requeue_head_t *head, void *ctx),
+    uintptr_t (*callback)(pl_requeue_op_t op, pl_unpark_result_t r,
+        void *ctx),
+    void *ctx)
+{
+	if (validate == NULL)
+		pli_fatal("pl_unpark_requeue_token: validate is NULL");
+	return requeue(from, to, NULL, validate, callback, ctx);
 }
 
 /* ---- introspection ---------------------------------------------------- */

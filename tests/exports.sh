@@ -31,7 +31,8 @@ else
 fi
 
 missing=
-for s in pl_park pl_unpark_one pl_mutex_timedlock pl__mutex_lock_slow \
+for s in pl_park pl_unpark_one pl_unpark_requeue_token pl_mutex_timedlock \
+    pl__mutex_lock_slow \
     pl_version pl_rmutex_init pl_rmutex_timedlock pl__rmutex_lock_slow \
     pl__once_slow pl__bitlock_lock_slow pl__bitlock_unlock_slow \
     pl__bitlock_bad_args; do

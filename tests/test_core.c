@@ -629,6 +629,130 @@ Test(core, requeue_one_wakes_oldest_moves_none, .timeout = 30)
 	assert_result(r, 0, 0, false, "ONE on empty");
 }
 
+/* pl_unpark_requeue_token: validate sees the head, and the operation acts
+ * on the threads with the head's token only. */
+struct rqt {
+	pl_requeue_op_t op;
+	unsigned validate_calls;
+	pl_requeue_head_t seen;
+};
+
+static pl_requeue_op_t
+rqt_validate(const pl_requeue_head_t *h, void *ctx)
+{
+	struct rqt *q = ctx;
+	q->validate_calls++;
+	q->seen = *h;
+	return q->op;
+}
+
+/* from: tokens A B A C A (oldest first). */
+static void
+rqt_setup(struct parker ps[5], const void *from)
+{
+	static const uintptr_t tok[5] = { 0xa, 0xb, 0xa, 0xc, 0xa };
+	for (size_t i = 0; i < 5; i++)
+		parker_setup(&ps[i], from, tok[i]);
+	park_in_order(ps, 5, 0);
+}
+
+static void
+rqt_finish(struct parker ps[5], const void *from, const void *to,
+    size_t on_from, size_t on_to)
+{
+	unpark_sequentially(from, on_from, 100);
+	unpark_sequentially(to, on_to, 200);
+	for (size_t i = 0; i < 5; i++)
+		parker_join(&ps[i]);
+}
+
+Test(core, requeue_token_empty_queue_shows_nothing, .timeout = 30)
+{
+	static char from, to;
+	struct rqt q = { .op = PL_REQUEUE_REQUEUE_ALL };
+	pl_unpark_result_t r = pl_unpark_requeue_token(&from, &to,
+	    rqt_validate, NULL, &q);
+	cr_assert(q.validate_calls == 1);
+	cr_assert(q.seen.queued == 0 && q.seen.head_token == 0,
+	    "validate saw %zu queued, head token %#lx", q.seen.queued,
+	    (unsigned long)q.seen.head_token);
+	assert_result(r, 0, 0, false, "empty");
+}
+
+Test(core, requeue_token_all_moves_the_heads_token_only, .timeout = 30)
+{
+	static char from, to;
+	struct parker ps[5];
+	rqt_setup(ps, &from);
+	struct rqt q = { .op = PL_REQUEUE_REQUEUE_ALL };
+	pl_unpark_result_t r = pl_unpark_requeue_token(&from, &to,
+	    rqt_validate, NULL, &q);
+	cr_assert(q.seen.queued == 5 && q.seen.head_token == 0xa,
+	    "validate saw %zu queued, head token %#lx", q.seen.queued,
+	    (unsigned long)q.seen.head_token);
+	assert_result(r, 0, 3, true, "REQUEUE_ALL by token");
+	const uintptr_t left[2] = { 0xb, 0xc }, moved[3] = { 0xa, 0xa, 0xa };
+	assert_queue(&from, left, 2, "from");
+	assert_queue(&to, moved, 3, "to");
+	rqt_finish(ps, &from, &to, 2, 3);
+	assert_unparked_with(&ps[1], 100, "B stayed first on from");
+	assert_unparked_with(&ps[3], 101, "C stayed second on from");
+	assert_unparked_with(&ps[0], 200, "first A");
+	assert_unparked_with(&ps[2], 201, "second A");
+	assert_unparked_with(&ps[4], 202, "third A");
+}
+
+Test(core, requeue_token_one_requeue_rest_wakes_head, .timeout = 30)
+{
+	static char from, to;
+	struct parker ps[5];
+	rqt_setup(ps, &from);
+	struct rqt q = { .op = PL_REQUEUE_ONE_REQUEUE_REST };
+	pl_unpark_result_t r = pl_unpark_requeue_token(&from, &to,
+	    rqt_validate, NULL, &q);
+	assert_result(r, 1, 2, true, "ONE_REQUEUE_REST by token");
+	parker_join(&ps[0]);
+	assert_unparked_with(&ps[0], PL_UNPARK_TOKEN_DEFAULT, "head");
+	const uintptr_t left[2] = { 0xb, 0xc }, moved[2] = { 0xa, 0xa };
+	assert_queue(&from, left, 2, "from");
+	assert_queue(&to, moved, 2, "to");
+	unpark_sequentially(&from, 2, 100);
+	unpark_sequentially(&to, 2, 200);
+	for (size_t i = 1; i < 5; i++)
+		parker_join(&ps[i]);
+	assert_unparked_with(&ps[2], 200, "second A");
+	assert_unparked_with(&ps[4], 201, "third A");
+}
+
+Test(core, requeue_token_abort_and_single_ops, .timeout = 30)
+{
+	static char from, to;
+	struct parker ps[5];
+	rqt_setup(ps, &from);
+	struct rqt q = { .op = PL_REQUEUE_ABORT };
+	pl_unpark_result_t r = pl_unpark_requeue_token(&from, &to,
+	    rqt_validate, NULL, &q);
+	assert_result(r, 0, 0, false, "ABORT");
+	q.op = PL_REQUEUE_REQUEUE_ONE;
+	r = pl_unpark_requeue_token(&from, &to, rqt_validate, NULL, &q);
+	assert_result(r, 0, 1, true, "REQUEUE_ONE");
+	/* Now B heads from: the next one acts on B. */
+	q.op = PL_REQUEUE_ONE;
+	r = pl_unpark_requeue_token(&from, &to, rqt_validate, NULL, &q);
+	cr_assert(q.seen.queued == 4 && q.seen.head_token == 0xb);
+	assert_result(r, 1, 0, true, "ONE");
+	parker_join(&ps[1]);
+	const uintptr_t left[3] = { 0xa, 0xc, 0xa }, moved[1] = { 0xa };
+	assert_queue(&from, left, 3, "from");
+	assert_queue(&to, moved, 1, "to");
+	unpark_sequentially(&from, 3, 100);
+	unpark_sequentially(&to, 1, 200);
+	for (size_t i = 0; i < 5; i++)
+		if (i != 1)
+			parker_join(&ps[i]);
+	assert_unparked_with(&ps[0], 200, "moved A");
+}
+
 Test(core, requeue_requeue_one_moves_oldest, .timeout = 30)
 {
 	static char from, to;

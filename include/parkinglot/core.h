@@ -133,6 +133,37 @@ PL_EXPORT pl_unpark_result_t pl_unpark_requeue(const void *from,
         void *ctx),
     void *ctx);
 
+/* What pl_unpark_requeue_token's validate sees of from's queue. */
+typedef struct {
+	size_t queued;        /* threads parked on from */
+	uintptr_t head_token; /* the oldest one's park token; 0 if none */
+} pl_requeue_head_t;
+
+/*
+ * pl_unpark_requeue_token - pl_unpark_requeue for threads whose park token
+ * says where they belong (a condition variable's waiters carry their
+ * mutex's address).
+ *
+ * The same as pl_unpark_requeue, except that validate(head, ctx) also sees,
+ * under both bucket locks, how many threads are parked on from and the park
+ * token of the oldest, and that the operation it picks acts only on the
+ * threads whose park token equals head->head_token: the oldest, and for
+ * the operations on the rest (PL_REQUEUE_ONE_REQUEUE_REST,
+ * PL_REQUEUE_REQUEUE_ALL) every later one with that token, in order.
+ * Threads with another token stay on from, in order; r.have_more then
+ * reports them.  So a caller that guessed `to` from a token read earlier
+ * checks the guess where it cannot change: validate returns
+ * PL_REQUEUE_ABORT when head->head_token is not what it guessed, and the
+ * caller tries again with the token it saw.  validate is called also when
+ * from has no thread (queued 0, head_token 0) and may not be NULL.
+ */
+PL_EXPORT pl_unpark_result_t pl_unpark_requeue_token(const void *from,
+    const void *to,
+    pl_requeue_op_t (*validate)(const pl_requeue_head_t *head, void *ctx),
+    uintptr_t (*callback)(pl_requeue_op_t op, pl_unpark_result_t r,
+        void *ctx),
+    void *ctx);
+
 typedef enum {
 	PL_FILTER_UNPARK, /* wake this thread */
 	PL_FILTER_SKIP,   /* leave it queued, look at the next */
