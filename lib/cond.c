@@ -6,8 +6,8 @@
  * The byte: PL_COND_WAITERS (1) when threads may be parked on the
  * condition variable's address, else 0.  It is written only with the
  * bucket of c locked: set by a waiter's validate (in the same critical
- * section that queues it), cleared by the signal or broadcast callback when
- * the queue is left empty, and by the timed_out callback of the last
+ * section that queues it), cleared by a signal or broadcast that leaves the
+ * queue empty or finds it empty, and by the timed_out callback of the last
  * waiter to leave.  So while a thread is queued on c the byte is set, and
  * a signal that loads 0 may return at once: any waiter it could miss was
  * not yet queued, hence still held the mutex when the signaller changed
@@ -15,25 +15,55 @@
  *
  * Each waiter parks on c with its mutex's address as park token, and
  * unlocks the mutex in before_sleep, once it is queued: a signaller that
- * takes the mutex afterwards finds it in the queue.  Signal and broadcast
- * read the mutex from the waiters' tokens (pl_unpark_filter, which also
- * lets broadcast detect two mutexes in use at once), then call
- * pl_unpark_requeue(c, m), which locks both buckets:
+ * takes the mutex afterwards finds it in the queue.
  *
- *   - if m is held, PARKED is set on m (a CAS that requires LOCKED, so the
- *     holder's unlock is forced onto its slow path and serializes with
- *     us on m's bucket) and the waiters are moved onto m without waking
- *     any: the holder's unlock wakes the first, each later unlock the
- *     next.  Nobody is woken only to block on the mutex again.
- *   - if m is free, the oldest waiter is woken (it then locks m) and, for
- *     broadcast, the rest are moved onto m with PARKED set: the woken
- *     thread's unlock wakes the next.
+ * Which mutex.  A signaller does not know the waiters' mutex, and may not
+ * touch any mutex that no waiter uses at that moment: once the waiters of
+ * a mutex m1 have all left (woken, timed out), POSIX lets a new waiter use
+ * c with m2, and m1 be destroyed or its memory reused.  So the decision is
+ * made where the queue cannot change: signal and broadcast read a guess m
+ * from the oldest waiter's token (pl_unpark_filter), then call
+ * pl_unpark_requeue_token(c, m), which locks both buckets and shows
+ * wake_validate the token of the waiter now at the head:
  *
- * A waiter woken from m's queue may receive the mutex directly
- * (PL_UNPARK_TOKEN_HANDOFF, from a fair unlock); otherwise it locks m
- * itself.  A waiter whose deadline passes leaves whichever queue it is on
- * (c's, or m's after a requeue) and clears that object's bit if it was the
- * last there, then locks m: a timed wait always returns with m held.
+ *   - queue empty: clear the byte, touch nothing else, done;
+ *   - head's token is not m (the waiters seen have left, others came with
+ *     another mutex): abort, and try again with the token seen;
+ *   - head's token is m: a thread is queued on c with m, so m is alive
+ *     (that thread will lock it again before it returns), and only threads
+ *     with token m are woken or moved:
+ *       - if m is held, PARKED is set on m (a CAS that requires LOCKED,
+ *         so the holder's unlock is forced onto its slow path and
+ *         serializes with us on m's bucket) and the waiters are moved
+ *         onto m without waking any: the holder's unlock wakes the first,
+ *         each later unlock the next.  Nobody is woken only to block on
+ *         the mutex again.
+ *       - if m is free, the oldest waiter is woken (it then locks m) and,
+ *         for broadcast, the rest are moved onto m with PARKED set: the
+ *         woken thread's unlock wakes the next.
+ * A waiter therefore only ever reaches the queue of its own mutex, and m
+ * is written only while one of its waiters is parked.
+ *
+ * Why no wakeup is lost.  A signal that finds the byte set runs the
+ * requeue until it has acted on the head waiter or seen the queue empty,
+ * both under c's bucket lock; a retry happens only when the head changed
+ * meanwhile, i.e. when other threads made progress.  Moved waiters keep
+ * mutex m's invariant (PARKED set while anybody is queued on m: set before
+ * the move, under m's bucket lock), so lib/mutex.c's argument covers them
+ * from then on.  model/cond.pml checks this protocol, and that a variant
+ * which decides the mutex outside the bucket locks is wrong.
+ *
+ * Return values.  A waiter woken from m's queue may receive the mutex
+ * directly (PL_UNPARK_TOKEN_HANDOFF, from a fair unlock); otherwise it
+ * locks m itself.  Once a signal or broadcast has taken a waiter off c,
+ * the wait has succeeded: it returns 0 whatever its deadline, which
+ * bounded only the wait for the signal (as in glibc).  A waiter moved onto
+ * m whose deadline passes there (pl_park reports the timeout with m's
+ * address) leaves m's queue, clears m's PARKED bit if it was the last
+ * there, and locks m again without a deadline.  A waiter whose deadline
+ * passes on c leaves it, clears the byte if it was the last, locks m and
+ * returns ETIMEDOUT.  A deadline already past at the call returns
+ * ETIMEDOUT at once, m still held and never released.
  */
 #include <errno.h>
 
@@ -52,6 +82,7 @@ pl_cond_init(pl_cond_t *c)
 struct wait_ctx {
 	pl_cond_t *c;
 	pl_mutex_t *m;
+	bool on_mutex; /* timed out after a signal had moved us onto m */
 };
 
 static bool
@@ -68,17 +99,21 @@ wait_before_sleep(void *ctx)
 	pl_mutex_unlock(((struct wait_ctx *)ctx)->m);
 }
 
+/* Bucket of addr locked.  addr is c, or our own mutex if a signal moved
+ * us there (only threads whose token is m are moved onto m). */
 static void
 wait_timed_out(void *ctx, const void *addr, bool was_last)
 {
 	struct wait_ctx *w = ctx;
+	if (addr != (const void *)w->c)
+		w->on_mutex = true;
 	if (!was_last)
 		return;
-	if (addr == (const void *)w->c)
+	if (!w->on_mutex)
 		__atomic_store_n(&w->c->state, 0, __ATOMIC_RELAXED);
-	else /* moved onto the mutex, and the last one there */
-		__atomic_fetch_and(&w->m->state, (unsigned char)~PL_MUTEX_PARKED,
-		    __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(&((pl_mutex_t *)addr)->state,
+		    (unsigned char)~PL_MUTEX_PARKED, __ATOMIC_RELAXED);
 }
 
 int
@@ -86,7 +121,9 @@ pl_cond_timedwait(pl_cond_t *c, pl_mutex_t *m, const struct timespec *deadline)
 {
 	if (!pli_deadline_valid(deadline))
 		return EINVAL;
-	struct wait_ctx w = { c, m };
+	if (deadline && pli_deadline_passed(deadline))
+		return ETIMEDOUT; /* nothing to wait for: m stays held */
+	struct wait_ctx w = { c, m, false };
 	pl_park_result_t r = pl_park(c, wait_validate, wait_before_sleep,
 	    wait_timed_out, &w, (uintptr_t)m, deadline);
 	if (r.status == PL_PARK_UNPARKED &&
@@ -97,7 +134,7 @@ pl_cond_timedwait(pl_cond_t *c, pl_mutex_t *m, const struct timespec *deadline)
 		return 0;
 	}
 	pl_mutex_lock(m);
-	return r.status == PL_PARK_TIMED_OUT ? ETIMEDOUT : 0;
+	return r.status == PL_PARK_TIMED_OUT && !w.on_mutex ? ETIMEDOUT : 0;
 }
 
 void
@@ -124,33 +161,56 @@ scan_filter(uintptr_t token, void *ctx)
 	return s->all ? PL_FILTER_SKIP : PL_FILTER_STOP;
 }
 
-/* Find the mutex of c's waiters; NULL when nobody waits. */
-static pl_mutex_t *
+static PLI_NORETURN PLI_COLD void
+two_mutexes(const pl_cond_t *c, uintptr_t m1, uintptr_t m2, const char *func)
+{
+	if (m2)
+		pli_fatal("%s: condition variable %p used with mutexes %p and "
+		          "%p at once",
+		    func, (const void *)c, (void *)m1, (void *)m2);
+	pli_fatal("%s: condition variable %p used with mutex %p and another "
+	          "at once",
+	    func, (const void *)c, (void *)m1);
+}
+
+/* A guess at the mutex of c's waiters, 0 when nobody waits.  Broadcast
+ * scans the whole queue, to report two mutexes in use at once. */
+static uintptr_t
 waiters_mutex(pl_cond_t *c, bool all, const char *func)
 {
 	struct scan s = { 0, 0, 0, all };
 	pl_unpark_filter(c, scan_filter, NULL, &s);
 	if (s.other)
-		pli_fatal("%s: condition variable %p used with mutexes %p and "
-		          "%p at once",
-		    func, (void *)c, (void *)s.first, (void *)s.other);
-	return (pl_mutex_t *)s.first;
+		two_mutexes(c, s.first, s.other, func);
+	return s.first;
 }
 
 struct wake_ctx {
 	pl_cond_t *c;
-	pl_mutex_t *m;
+	pl_mutex_t *m;           /* the guess; checked by wake_validate */
 	pl_requeue_op_t if_free; /* the operation when m is not held */
 	pl_requeue_op_t if_held; /* ... and when it is */
+	uintptr_t seen;          /* on a wrong guess: the head's token */
+	bool mixed;              /* broadcast left threads of another mutex */
 };
 
-/* Both buckets locked.  If m is held, make sure PARKED is set while it is
- * (a CAS that needs LOCKED), so that its holder's unlock takes the slow
- * path, which must lock m's bucket and so sees whatever we move there. */
+/* Both buckets locked.  Act only if the head waiter uses the mutex we
+ * guessed (then m is alive).  If m is held, make sure PARKED is set while
+ * it is (a CAS that needs LOCKED), so that its holder's unlock takes the
+ * slow path, which must lock m's bucket and so sees whatever we move
+ * there. */
 static pl_requeue_op_t
-wake_validate(void *ctx)
+wake_validate(const pl_requeue_head_t *h, void *ctx)
 {
 	struct wake_ctx *w = ctx;
+	if (h->queued == 0) {
+		__atomic_store_n(&w->c->state, 0, __ATOMIC_RELAXED);
+		return PL_REQUEUE_ABORT;
+	}
+	if (h->head_token != (uintptr_t)w->m) {
+		w->seen = h->head_token;
+		return PL_REQUEUE_ABORT;
+	}
 	unsigned char s = __atomic_load_n(&w->m->state, __ATOMIC_RELAXED);
 	while (s & PL_MUTEX_LOCKED) {
 		if ((s & PL_MUTEX_PARKED) ||
@@ -168,6 +228,9 @@ wake_callback(pl_requeue_op_t op, pl_unpark_result_t r, void *ctx)
 	struct wake_ctx *w = ctx;
 	if (!r.have_more)
 		__atomic_store_n(&w->c->state, 0, __ATOMIC_RELAXED);
+	else if (op == PL_REQUEUE_ONE_REQUEUE_REST ||
+	    op == PL_REQUEUE_REQUEUE_ALL)
+		w->mixed = true; /* all of m's went: the rest use another */
 	/* m free: the woken thread will lock m, and its unlock must find
 	 * those moved behind it. */
 	if (op == w->if_free && r.requeued)
@@ -176,27 +239,37 @@ wake_callback(pl_requeue_op_t op, pl_unpark_result_t r, void *ctx)
 	return PL_UNPARK_TOKEN_DEFAULT;
 }
 
+/* Signal (one) or broadcast (all): guess, check under the bucket locks,
+ * and guess again from what the check saw until it holds. */
+static pl_unpark_result_t
+wake(pl_cond_t *c, bool all, const char *func)
+{
+	pl_unpark_result_t r = { 0, 0, false, false };
+	uintptr_t m = waiters_mutex(c, all, func);
+	while (m) {
+		struct wake_ctx w = { c, (pl_mutex_t *)m,
+			all ? PL_REQUEUE_ONE_REQUEUE_REST : PL_REQUEUE_ONE,
+			all ? PL_REQUEUE_REQUEUE_ALL : PL_REQUEUE_REQUEUE_ONE, 0,
+			false };
+		r = pl_unpark_requeue_token(c, (const void *)m, wake_validate,
+		    wake_callback, &w);
+		if (w.mixed)
+			two_mutexes(c, m, 0, func);
+		m = w.seen;
+	}
+	return r;
+}
+
 bool
 pl__cond_signal_slow(pl_cond_t *c)
 {
-	pl_mutex_t *m = waiters_mutex(c, false, "pl_cond_signal");
-	if (m == NULL)
-		return false;
-	struct wake_ctx w = { c, m, PL_REQUEUE_ONE, PL_REQUEUE_REQUEUE_ONE };
-	pl_unpark_result_t r = pl_unpark_requeue(c, m, wake_validate,
-	    wake_callback, &w);
+	pl_unpark_result_t r = wake(c, false, "pl_cond_signal");
 	return r.unparked + r.requeued != 0;
 }
 
 size_t
 pl__cond_broadcast_slow(pl_cond_t *c)
 {
-	pl_mutex_t *m = waiters_mutex(c, true, "pl_cond_broadcast");
-	if (m == NULL)
-		return 0;
-	struct wake_ctx w = { c, m, PL_REQUEUE_ONE_REQUEUE_REST,
-		PL_REQUEUE_REQUEUE_ALL };
-	pl_unpark_result_t r = pl_unpark_requeue(c, m, wake_validate,
-	    wake_callback, &w);
+	pl_unpark_result_t r = wake(c, true, "pl_cond_broadcast");
 	return r.unparked + r.requeued;
 }

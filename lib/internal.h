@@ -68,6 +68,17 @@ pli_deadline_valid(const struct timespec *ts)
 	    (ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000L);
 }
 
+/* Whether a valid, non-NULL deadline has already passed: one clock read,
+ * for the timed calls that then try once and return ETIMEDOUT at once. */
+static inline bool
+pli_deadline_passed(const struct timespec *ts)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return ts->tv_sec < now.tv_sec ||
+	    (ts->tv_sec == now.tv_sec && ts->tv_nsec <= now.tv_nsec);
+}
+
 static inline void
 pli_cpu_relax(void)
 {

@@ -12,6 +12,7 @@
  * shows up as a count other than the expected one.
  */
 #include <fcntl.h>
+#include <sys/syscall.h>
 
 #include "testutil.h"
 
@@ -886,8 +887,10 @@ run_requeued_timeout(bool with_locker)
 	pthread_t t = tu_spawn(timed_waiter_main, &w), lt = t;
 	ASSERT_PARKED(&w.c, 1);
 
-	/* Broadcast with the mutex held: the waiter moves onto the mutex. */
+	/* Broadcast with the mutex held: the waiter moves onto the mutex.
+	 * From then on its wait has succeeded, whatever its deadline. */
 	pl_mutex_lock(&w.m);
+	w.go = 1;
 	size_t n = pl_cond_broadcast(&w.c);
 	int64_t t_bcast = tu_now_ns();
 	uintptr_t tok[2] = { 0, 0 };
@@ -935,9 +938,11 @@ run_requeued_timeout(bool with_locker)
 		    "the plain locker never got the mutex: PARKED lost?");
 		tu_join(lt);
 	}
-	cr_assert(w.rc == ETIMEDOUT, "rc %d, expected ETIMEDOUT", w.rc);
-	cr_assert(w.wait_returns == 1);
-	cr_assert(w.held, "returned ETIMEDOUT without the mutex");
+	cr_assert(w.rc == 0, "rc %d: a waiter taken off the condition "
+	    "variable by a broadcast returned ETIMEDOUT (the wake-up is lost)",
+	    w.rc);
+	cr_assert(w.wait_returns == 1, "%d waits", w.wait_returns);
+	cr_assert(w.held, "returned without the mutex");
 	cr_assert(w.returned_ns >= t_unlock, "returned before the mutex was "
 	    "unlocked");
 	cr_assert(w.returned_ns >= tu_ts_to_ns(&w.dl));
@@ -947,12 +952,13 @@ run_requeued_timeout(bool with_locker)
 	cr_assert(count_parked(&w.m) == 0 && count_parked(&w.c) == 0);
 }
 
-Test(cond, requeued_timed_waiter_times_out_on_mutex, .timeout = 30)
+Test(cond, requeued_timed_waiter_returns_0_after_its_deadline,
+    .timeout = 30)
 {
 	run_requeued_timeout(false);
 }
 
-Test(cond, requeued_timed_waiter_times_out_behind_locker, .timeout = 30)
+Test(cond, requeued_timed_waiter_returns_0_behind_locker, .timeout = 30)
 {
 	run_requeued_timeout(true);
 }
@@ -1026,4 +1032,368 @@ Test(cond, two_mutexes_at_once_abort, .timeout = 30)
 	    (void *)&tm.m2, (void *)&tm.m1);
 	cr_assert(strcmp(buf, e1) == 0 || strcmp(buf, e2) == 0,
 	    "stderr was \"%s\", expected \"%s\"", buf, e1);
+}
+
+/* ------------------------------------------------------------------ */
+/* 10. a signal decides the mutex under the bucket locks               */
+/*
+ * The window: the signaller has read the waiter's mutex m1 from c's queue
+ * and waits for m1's bucket lock (held here by a probe thread inside a
+ * park callback on m1: not allowed in real code, a tool in a test).
+ * Meanwhile that waiter times out and returns; m1's byte is then reused,
+ * as a mutex that another thread holds or as plain data, and a new waiter
+ * waits on c with m2.  When the signaller goes on it must act on the new
+ * waiter, with m2, and must not touch m1.  m1's bucket comes before c's in
+ * the lock order, so that the signaller holds no bucket while it waits.
+ */
+
+struct reuse {
+	pl_mutex_t *m1; /* a byte of reuse_arena, then reused */
+	pl_cond_t *c;   /* another byte of it */
+	pl_mutex_t m2;
+	int blocking, release; /* the probe in m1's bucket (atomic) */
+	pid_t signaller_tid;   /* atomic */
+	int signaller_done;    /* atomic */
+	bool signal_rc;
+	struct timespec a_deadline;
+	int a_rc, a_done;
+	int b_done, b_held_m2;
+};
+
+static unsigned char reuse_arena[4096];
+
+static bool
+probe_validate(void *ctx)
+{
+	struct reuse *r = ctx;
+	__atomic_store_n(&r->blocking, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&r->release, __ATOMIC_ACQUIRE))
+		tu_poll_pause();
+	return false; /* never parks */
+}
+
+static void *
+probe_main(void *arg)
+{
+	struct reuse *r = arg;
+	pl_park(r->m1, probe_validate, NULL, NULL, r, 0, NULL);
+	return NULL;
+}
+
+static void *
+reuse_a_main(void *arg)
+{
+	struct reuse *r = arg;
+	pl_mutex_lock(r->m1);
+	r->a_rc = pl_cond_timedwait(r->c, r->m1, &r->a_deadline);
+	pl_mutex_unlock(r->m1);
+	__atomic_store_n(&r->a_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *
+reuse_b_main(void *arg)
+{
+	struct reuse *r = arg;
+	pl_mutex_lock(&r->m2);
+	pl_cond_wait(r->c, &r->m2);
+	r->b_held_m2 = pl_mutex_is_locked(&r->m2);
+	if (r->b_held_m2)
+		pl_mutex_unlock(&r->m2);
+	__atomic_store_n(&r->b_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *
+reuse_signaller_main(void *arg)
+{
+	struct reuse *r = arg;
+	__atomic_store_n(&r->signaller_tid, (pid_t)syscall(SYS_gettid),
+	    __ATOMIC_RELEASE);
+	r->signal_rc = pl_cond_signal(r->c);
+	__atomic_store_n(&r->signaller_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* The signaller sleeps in a futex call: it waits for m1's bucket. */
+static bool
+signaller_in_futex(void *arg)
+{
+	struct reuse *r = arg;
+	pid_t tid = __atomic_load_n(&r->signaller_tid, __ATOMIC_ACQUIRE);
+	if (tid == 0)
+		return false;
+	char path[64], buf[64];
+	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return false;
+	bool in = fgets(buf, sizeof buf, f) != NULL &&
+	    strtol(buf, NULL, 10) == SYS_futex;
+	fclose(f);
+	return in;
+}
+
+/* c and m1 in the arena: m1's bucket before c's, neither shared with m2. */
+static void
+reuse_layout(struct reuse *r)
+{
+	memset(reuse_arena, 0, sizeof reuse_arena);
+	size_t b2 = pli_lot_bucket_of(&r->m2);
+	r->m1 = NULL;
+	r->c = NULL;
+	for (size_t i = 0; i < sizeof reuse_arena && !r->m1; i++) {
+		size_t bi = pli_lot_bucket_of(&reuse_arena[i]);
+		if (bi == b2)
+			continue;
+		for (size_t j = 0; j < sizeof reuse_arena; j++) {
+			size_t bj = pli_lot_bucket_of(&reuse_arena[j]);
+			if (bi < bj && bj != b2) {
+				r->m1 = (pl_mutex_t *)(void *)&reuse_arena[i];
+				r->c = (pl_cond_t *)(void *)&reuse_arena[j];
+				break;
+			}
+		}
+	}
+	cr_assert(r->m1 && r->c, "no layout found in the arena");
+}
+
+/* Up to the point where the signaller waits for m1's bucket, A has left
+ * and B waits on c with m2; reuse_m1 then runs, then the probe lets go. */
+static void
+run_reuse(struct reuse *r, void (*reuse_m1)(struct reuse *), bool with_b)
+{
+	reuse_layout(r);
+	r->a_deadline = tu_deadline_in(300 * TU_MS);
+	pthread_t a = tu_spawn(reuse_a_main, r);
+	ASSERT_PARKED(r->c, 1);
+	pthread_t probe = tu_spawn(probe_main, r);
+	cr_assert(tu_wait_int_eq(&r->blocking, 1, TU_WAIT_NS));
+	pthread_t s = tu_spawn(reuse_signaller_main, r);
+	cr_assert(tu_wait_until(signaller_in_futex, r, TU_WAIT_NS),
+	    "the signaller never blocked");
+	cr_assert(!__atomic_load_n(&r->a_done, __ATOMIC_ACQUIRE),
+	    "the timed waiter left before the signaller read its mutex: "
+	    "the machine is too slow for this test");
+	/* A times out and returns: it no longer uses m1. */
+	cr_assert(tu_wait_int_eq(&r->a_done, 1, TU_WAIT_NS));
+	tu_join(a);
+	cr_assert(r->a_rc == ETIMEDOUT, "A returned %d", r->a_rc);
+	cr_assert(!__atomic_load_n(&r->signaller_done, __ATOMIC_ACQUIRE));
+	reuse_m1(r);
+	pthread_t b = 0;
+	if (with_b) {
+		b = tu_spawn(reuse_b_main, r);
+		ASSERT_PARKED(r->c, 1);
+	}
+	__atomic_store_n(&r->release, 1, __ATOMIC_RELEASE);
+	tu_join(probe);
+	cr_assert(tu_wait_int_eq(&r->signaller_done, 1, TU_WAIT_NS));
+	tu_join(s);
+	if (!with_b) {
+		cr_assert(!r->signal_rc, "the signal reports a waiter");
+		cr_assert(count_parked(r->c) == 0 && cstate(r->c) == 0,
+		    "cond byte %u with nobody waiting", cstate(r->c));
+		return;
+	}
+	cr_assert(r->signal_rc, "the signal found nobody");
+	cr_assert(count_parked(r->m1) == 0, "%zu threads moved onto the "
+	    "reused m1, which nobody waits for", count_parked(r->m1));
+	cr_assert(tu_wait_int_eq(&r->b_done, 1, TU_WAIT_NS), "the signal did "
+	    "not reach the waiter with m2");
+	tu_join(b);
+	cr_assert(r->b_held_m2, "B returned from its wait without m2");
+	cr_assert(count_parked(r->c) == 0 && cstate(r->c) == 0);
+	cr_assert(mstate(&r->m2) == 0);
+}
+
+static void
+reuse_as_data(struct reuse *r)
+{
+	*(unsigned char *)r->m1 = 0x41; /* 'A': LOCKED set, PARKED clear */
+}
+
+Test(cond, signal_leaves_a_reused_mutex_byte_alone, .timeout = 30)
+{
+	static struct reuse r;
+	memset(&r, 0, sizeof r);
+	run_reuse(&r, reuse_as_data, true);
+	cr_assert(*(unsigned char *)r.m1 == 0x41, "the signal wrote %#x into "
+	    "the byte of a mutex nobody waits for",
+	    *(unsigned char *)r.m1);
+}
+
+static void
+reuse_as_held_mutex(struct reuse *r)
+{
+	pl_mutex_lock(r->m1); /* a mutex again, for something else */
+}
+
+Test(cond, signal_never_moves_a_waiter_onto_another_mutex, .timeout = 30)
+{
+	static struct reuse r;
+	memset(&r, 0, sizeof r);
+	run_reuse(&r, reuse_as_held_mutex, true);
+	/* Had B been moved onto m1, this would hand m1 to it. */
+	cr_assert(mstate(r.m1) == PL_MUTEX_LOCKED, "m1 state %u: the signal "
+	    "set PARKED on a mutex its waiters do not use", mstate(r.m1));
+	pl_mutex_unlock_fair(r.m1);
+	cr_assert(mstate(r.m1) == 0);
+}
+
+/* Nobody waits any more when the signaller gets the buckets: it must not
+ * set PARKED on the (held) mutex for nothing, which would send every
+ * unlock of it down the slow path until a waiter came and went. */
+Test(cond, signal_to_an_emptied_queue_leaves_the_mutex_alone, .timeout = 30)
+{
+	static struct reuse r;
+	memset(&r, 0, sizeof r);
+	run_reuse(&r, reuse_as_held_mutex, false);
+	cr_assert(mstate(r.m1) == PL_MUTEX_LOCKED, "m1 state %u after a "
+	    "signal that found no waiter", mstate(r.m1));
+	pl_mutex_unlock(r.m1);
+	cr_assert(mstate(r.m1) == 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* 11. a signalled timed waiter returns 0, as with glibc               */
+/*
+ * The waiter is signalled before its deadline, while the signaller holds
+ * the mutex; the signaller keeps it until the deadline has passed.  The
+ * signal was given to this waiter, so its wait succeeded: glibc's
+ * pthread_cond_timedwait returns 0, and so must pl_cond_timedwait.  The
+ * same body runs on both.
+ */
+struct late_unlock {
+	bool glibc;
+	pthread_mutex_t pm;
+	pthread_cond_t pc;
+	pl_mutex_t m;
+	pl_cond_t c;
+	int go; /* under the mutex */
+	struct timespec dl;
+	pid_t tid; /* atomic */
+	int rc, done;
+};
+
+static void
+lu_lock(struct late_unlock *l)
+{
+	if (l->glibc)
+		pthread_mutex_lock(&l->pm);
+	else
+		pl_mutex_lock(&l->m);
+}
+
+static void
+lu_unlock(struct late_unlock *l)
+{
+	if (l->glibc)
+		pthread_mutex_unlock(&l->pm);
+	else
+		pl_mutex_unlock(&l->m);
+}
+
+static void *
+lu_waiter(void *arg)
+{
+	struct late_unlock *l = arg;
+	lu_lock(l);
+	__atomic_store_n(&l->tid, (pid_t)syscall(SYS_gettid),
+	    __ATOMIC_RELEASE);
+	int rc = 0;
+	while (!l->go && rc == 0)
+		rc = l->glibc ? pthread_cond_timedwait(&l->pc, &l->pm, &l->dl)
+		              : pl_cond_timedwait(&l->c, &l->m, &l->dl);
+	l->rc = rc;
+	lu_unlock(l);
+	__atomic_store_n(&l->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* The waiter sleeps in the kernel: in its condition wait, since nobody
+ * else holds the mutex before we take it. */
+static bool
+lu_waiter_asleep(void *arg)
+{
+	struct late_unlock *l = arg;
+	pid_t tid = __atomic_load_n(&l->tid, __ATOMIC_ACQUIRE);
+	if (tid == 0)
+		return false;
+	char path[64], buf[64];
+	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return false;
+	bool in = fgets(buf, sizeof buf, f) != NULL &&
+	    strtol(buf, NULL, 10) == SYS_futex;
+	fclose(f);
+	return in;
+}
+
+static void
+run_late_unlock(bool glibc)
+{
+	static struct late_unlock l;
+	memset(&l, 0, sizeof l);
+	l.glibc = glibc;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&l.pc, &ca);
+	pthread_mutex_init(&l.pm, NULL);
+	l.dl = tu_deadline_in(200 * TU_MS);
+	pthread_t t = tu_spawn(lu_waiter, &l);
+	cr_assert(tu_wait_until(lu_waiter_asleep, &l, TU_WAIT_NS));
+	lu_lock(&l);
+	cr_assert(!tu_reached(&l.dl), "the waiter slept only after its "
+	    "deadline: the machine is too slow for this test");
+	l.go = 1;
+	if (glibc)
+		pthread_cond_signal(&l.pc);
+	else
+		cr_assert(pl_cond_signal(&l.c));
+	/* Hold the mutex past the waiter's deadline (waiting for the clock,
+	 * not for a thread). */
+	while (!tu_reached(&l.dl))
+		tu_poll_pause();
+	tu_busy_ns(20 * TU_MS);
+	lu_unlock(&l);
+	cr_assert(tu_wait_int_eq(&l.done, 1, TU_WAIT_NS));
+	tu_join(t);
+	cr_assert(l.rc == 0, "%s: a signalled waiter returned %d",
+	    glibc ? "glibc" : "libparkinglot", l.rc);
+	pthread_cond_destroy(&l.pc);
+	pthread_condattr_destroy(&ca);
+}
+
+Test(cond, glibc_signalled_timed_waiter_returns_0, .timeout = 30)
+{
+	run_late_unlock(true);
+}
+
+Test(cond, signalled_timed_waiter_returns_0_like_glibc, .timeout = 30)
+{
+	run_late_unlock(false);
+}
+
+/* A deadline already past: ETIMEDOUT at once, the mutex never released
+ * (so nobody could take it meanwhile), nothing parked. */
+Test(cond, timedwait_past_deadline_returns_at_once, .timeout = 30)
+{
+	static pl_mutex_t m;
+	static pl_cond_t c;
+	struct pl_stats before, after;
+	const struct timespec zero = { 0, 0 };
+	struct timespec past = tu_deadline_in(-TU_SEC);
+	pl_mutex_lock(&m);
+	pl_stats_get(&before);
+	int rc1 = pl_cond_timedwait(&c, &m, &zero);
+	int rc2 = pl_cond_timedwait(&c, &m, &past);
+	pl_stats_get(&after);
+	cr_assert(rc1 == ETIMEDOUT && rc2 == ETIMEDOUT, "rc %d %d", rc1, rc2);
+	cr_assert(mstate(&m) == PL_MUTEX_LOCKED && cstate(&c) == 0);
+	cr_assert(after.parks == before.parks, "%llu parks for a deadline "
+	    "already past", (unsigned long long)(after.parks - before.parks));
+	pl_mutex_unlock(&m);
 }

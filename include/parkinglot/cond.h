@@ -53,7 +53,11 @@ PL_EXPORT void pl_cond_wait(pl_cond_t *c, pl_mutex_t *m);
  * pl_cond_timedwait - pl_cond_wait with an absolute CLOCK_MONOTONIC
  * deadline (NULL: none).  Returns 0 when signalled, ETIMEDOUT when the
  * deadline passed first, EINVAL for a malformed deadline (then m is not
- * released at all).  Whatever it returns, m is held again on return.
+ * released at all).  Once a signal or broadcast has taken the waiter off
+ * c (woken it, or moved it onto m's queue), it returns 0 whatever the
+ * deadline: the deadline bounds the wait for a signal, not the wait for
+ * m afterwards.  A deadline already past returns ETIMEDOUT at once, m
+ * never released.  Whatever it returns, m is held again on return.
  */
 PL_EXPORT int pl_cond_timedwait(pl_cond_t *c, pl_mutex_t *m,
     const struct timespec *deadline);
