@@ -90,6 +90,10 @@ static __thread struct waiter *self;
 static pthread_key_t self_key;
 static bool self_key_ok;
 static size_t live_threads;
+/* Set by self_destroy: the thread is exiting and has given its record
+ * back; a key destructor that runs later and parks uses a stack record
+ * (get_self), so that no record is created during exit. */
+static __thread bool self_gone;
 /* While the thread is queued with its stack record, the address; the
  * value of self_key is then &no_record, so that self_destroy runs if the
  * thread ends there (see self_destroy). */
@@ -519,7 +523,10 @@ static struct bucket *leave_queue(struct waiter *w, const void **addr,
 static void
 self_destroy(void *p)
 {
-	/* Runs at thread exit (a key destructor). */
+	/* Runs at thread exit (a key destructor).  No destructor that runs
+	 * later in this thread gets a record: get_self gives it a stack
+	 * record instead, whatever the destructor round. */
+	self_gone = true;
 	if (p == &no_record) {
 		/* A thread whose record is on its stack has no record to free;
 		 * one that ends while queued with it (cancelled, or a signal
@@ -569,14 +576,15 @@ self_destroy(void *p)
 }
 
 /* The calling thread's record, created on its first park.  If it cannot
- * be allocated, the caller's stack record serves for this one park. */
+ * be allocated, or the thread is exiting (self_gone), the caller's stack
+ * record serves for this one park. */
 static struct waiter *
 get_self(struct waiter *fallback)
 {
 	struct waiter *w = self;
 	if (w)
 		return w;
-	if (self_key_ok) {
+	if (self_key_ok && !self_gone) {
 		w = record_get();
 		if (w && pthread_setspecific(self_key, w) == 0) {
 			self = w;

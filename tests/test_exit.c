@@ -8,7 +8,10 @@
  *   - a thread that ends between being dequeued and being woken keeps
  *     what it was handed (a mutex handed off to it stays held);
  *   - a thread parked with its record on its stack (no memory for one)
- *     cannot be taken out of its queue at exit: the lot aborts.
+ *     cannot be taken out of its queue at exit: the lot aborts;
+ *   - a key destructor that runs after the lot's own and parks creates
+ *     no record, and the live-thread count stays right, whichever
+ *     destructor round it runs in.
  *
  * A thread is cancelled or signalled only once it is visibly queued
  * (counted under the bucket lock with pl_unpark_filter); afterwards new
@@ -428,4 +431,98 @@ Test(exit, exit_while_parked_without_record_aborts)
 	    "its stack (no memory for one): the queue is corrupt\n",
 	    (void *)&stack_parker_addr);
 	tu_expect_abort(cancel_stack_parker, NULL, expect);
+}
+
+/* ------------------------------------------------------------------ */
+/* A key destructor that runs after the lot's and parks.               */
+
+struct late_dtor {
+	pthread_key_t key;
+	pl_mutex_t *m;
+	int park_round; /* the destructor round in which it parks */
+	int rounds;
+	size_t live_at_park;
+	size_t records_at_park;
+	int parked_done; /* atomic */
+};
+
+static void
+late_dtor(void *p)
+{
+	struct late_dtor *d = p;
+	if (++d->rounds < d->park_round) {
+		pthread_setspecific(d->key, d); /* once more, next round */
+		return;
+	}
+	d->live_at_park = pli_lot_live_threads();
+	pl_mutex_lock(d->m); /* held by the test: parks */
+	d->records_at_park = pli_lot_records();
+	pl_mutex_unlock(d->m);
+	__atomic_store_n(&d->parked_done, 1, __ATOMIC_RELEASE);
+}
+
+static void *
+late_dtor_main(void *arg)
+{
+	struct late_dtor *d = arg;
+	static char x;
+	/* Get a record: a park that times out at once. */
+	struct timespec past = tu_deadline_in(-TU_SEC);
+	pl_park(&x, NULL, NULL, NULL, NULL, 0, &past);
+	pthread_setspecific(d->key, d);
+	return NULL;
+}
+
+static void
+late_destructor_parks(int park_round)
+{
+	pl_mutex_t *m = &pool[0];
+	struct late_dtor d = { .m = m, .park_round = park_round };
+	/* Created after the lot's key: in each round its destructor runs
+	 * after the lot's. */
+	cr_assert(pthread_key_create(&d.key, late_dtor) == 0);
+	struct lot_state before;
+	(void)count_parked(m);
+	lot_state_get(&before);
+
+	pl_mutex_lock(m);
+	pthread_t t = tu_spawn(late_dtor_main, &d);
+	ASSERT_PARKED(m, 1);
+	cr_assert(d.rounds == park_round, "the destructor parked in round %d",
+	    d.rounds);
+	size_t live = pli_lot_live_threads(), records = pli_lot_records();
+	cr_assert(d.live_at_park == before.live,
+	    "%zu live threads when the destructor ran, %zu before the "
+	    "thread: its record was not released first",
+	    d.live_at_park, before.live);
+	cr_assert(live == before.live,
+	    "%zu live threads while an exiting thread is parked, %zu before",
+	    live, before.live);
+	pl_mutex_unlock(m);
+	tu_join(t);
+	cr_assert(__atomic_load_n(&d.parked_done, __ATOMIC_ACQUIRE));
+	cr_assert(d.records_at_park == records);
+	assert_lot_settled(&before, "after the thread ended");
+	cr_assert(pli_lot_records() == records,
+	    "%zu records allocated, %zu while the destructor parked",
+	    pli_lot_records(), records);
+	cr_assert(pthread_key_delete(d.key) == 0);
+
+	churn(m, colliding_mutex(m));
+	assert_lot_settled(&before, "after the churn");
+}
+
+Test(exit, key_destructor_after_the_lots_parks)
+{
+	late_destructor_parks(1);
+}
+
+#ifndef PTHREAD_DESTRUCTOR_ITERATIONS
+#define PTHREAD_DESTRUCTOR_ITERATIONS 4
+#endif
+
+/* In the last round, a record created there would never be released. */
+Test(exit, key_destructor_parks_in_the_last_round)
+{
+	late_destructor_parks(PTHREAD_DESTRUCTOR_ITERATIONS);
 }
