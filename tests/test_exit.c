@@ -173,6 +173,15 @@ victim_main(void *arg)
 	return NULL;
 }
 
+/* pthread_exit unwinds with libgcc_s, which glibc loads on first use:
+ * load it before a signal handler needs it (TSan rightly objects to the
+ * malloc of a dlopen inside a handler). */
+static void *
+exit_at_once(void *arg)
+{
+	pthread_exit(arg);
+}
+
 static void
 exit_handler(int sig)
 {
@@ -264,6 +273,7 @@ Test(exit, pthread_exit_from_signal_handler_while_parked)
 	sa.sa_handler = exit_handler;
 	sigemptyset(&sa.sa_mask);
 	cr_assert(sigaction(SIGUSR1, &sa, &old) == 0);
+	tu_join(tu_spawn(exit_at_once, NULL));
 	struct lot_state before;
 	(void)count_parked(a);
 	lot_state_get(&before);
@@ -307,18 +317,16 @@ Test(exit, pthread_exit_from_signal_handler_while_parked)
  * cancels it (from its callback, with the bucket locked).  The dying
  * thread must not finish exiting, and so must not release its record,
  * until the waker has set the word: the next owner of the record would
- * otherwise be woken by that late write.  It keeps the hand-off: a lock
- * handed to a thread that died stays held, as a mutex held by a dead
- * thread does. */
+ * otherwise be woken by that late write.  (Raw parks, so that no lock is
+ * left held for TSan by a thread that died.) */
 struct handoff_ctx {
-	pl_mutex_t *m;
 	pthread_t victim;
 	int calls;
 	bool exited_early; /* it finished exiting while we held the word */
 };
 
 static uintptr_t
-cancel_then_hand_off(pl_unpark_result_t r, void *ctx)
+cancel_then_wake(pl_unpark_result_t r, void *ctx)
 {
 	struct handoff_ctx *h = ctx;
 	h->calls++;
@@ -334,21 +342,16 @@ cancel_then_hand_off(pl_unpark_result_t r, void *ctx)
 				break;
 			}
 	}
-	/* Hand off, as the mutex's unlock does: LOCKED stays set. */
-	if (!r.have_more)
-		__atomic_store_n(
-		    &h->m->state, PL_MUTEX_LOCKED, __ATOMIC_RELAXED);
-	return PL_UNPARK_TOKEN_HANDOFF;
+	return 0x77;
 }
 
 static void *
-handoff_victim_main(void *arg)
+wake_victim_main(void *arg)
 {
-	pl_mutex_t *m = arg;
 	int old;
 	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old);
-	pl_mutex_lock(m);
-	/* Handed the mutex before the cancellation landed: die here. */
+	pl_park(arg, NULL, NULL, NULL, NULL, 0, NULL);
+	/* Woken before the cancellation landed: die here. */
 	int64_t end = tu_now_ns() + TU_WAIT_NS;
 	while (tu_now_ns() < end)
 		pli_cpu_relax();
@@ -363,13 +366,10 @@ Test(exit, exit_between_dequeue_and_wake)
 	lot_state_get(&before);
 
 	for (int round = 0; round < 5; round++) {
-		pl_mutex_lock(m);
-		struct handoff_ctx h = { m, 0, 0, false };
-		h.victim = tu_spawn(handoff_victim_main, m);
+		struct handoff_ctx h = { 0, 0, false };
+		h.victim = tu_spawn(wake_victim_main, m);
 		ASSERT_PARKED(m, 1);
-		/* pl_mutex_unlock_fair, with a cancellation inside. */
-		pl_unpark_result_t r =
-		    pl_unpark_one(m, cancel_then_hand_off, &h);
+		pl_unpark_result_t r = pl_unpark_one(m, cancel_then_wake, &h);
 		cr_assert(r.unparked == 1 && !r.have_more && h.calls == 1);
 		cr_assert(!h.exited_early,
 		    "round %d: the thread finished exiting, and released its "
@@ -377,11 +377,8 @@ Test(exit, exit_between_dequeue_and_wake)
 		    round);
 		cr_assert(tu_join(h.victim) == PTHREAD_CANCELED,
 		    "round %d: the victim was not cancelled", round);
-		/* The queue is empty, and the lock is the dead thread's. */
 		cr_assert(count_parked(m) == 0);
-		cr_assert(m->state == PL_MUTEX_LOCKED, "state %#x", m->state);
-		m->state = 0; /* reinitialise the abandoned mutex */
-		assert_lot_settled(&before, "after the hand-off");
+		assert_lot_settled(&before, "after the wake");
 	}
 	churn(m, b);
 	assert_lot_settled(&before, "after the churn");
@@ -391,6 +388,10 @@ Test(exit, exit_between_dequeue_and_wake)
 /* Parked with the record on the stack (no memory for a record): cannot
  * be undone at exit, so the lot aborts.                               */
 
+/* Not under ASan: the forced unwind from the cancellation leaves the
+ * redzones of pl_park's frame poisoned, and ASan's own bookkeeping before
+ * the abort (__asan_handle_no_return) trips on them first. */
+#ifndef __SANITIZE_ADDRESS__
 static bool
 fail_every_allocation(size_t size)
 {
@@ -432,6 +433,7 @@ Test(exit, exit_while_parked_without_record_aborts)
 	    (void *)&stack_parker_addr);
 	tu_expect_abort(cancel_stack_parker, NULL, expect);
 }
+#endif
 
 /* ------------------------------------------------------------------ */
 /* A key destructor that runs after the lot's and parks.               */
@@ -521,8 +523,12 @@ Test(exit, key_destructor_after_the_lots_parks)
 #define PTHREAD_DESTRUCTOR_ITERATIONS 4
 #endif
 
-/* In the last round, a record created there would never be released. */
+/* In the last round, a record created there would never be released.
+ * Not under TSan, whose own key destructor finishes the thread in that
+ * round: code that runs after it crashes TSan. */
+#ifndef __SANITIZE_THREAD__
 Test(exit, key_destructor_parks_in_the_last_round)
 {
 	late_destructor_parks(PTHREAD_DESTRUCTOR_ITERATIONS);
 }
+#endif
