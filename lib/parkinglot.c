@@ -90,6 +90,18 @@ static __thread struct waiter *self;
 static pthread_key_t self_key;
 static bool self_key_ok;
 static size_t live_threads;
+/* Set by self_destroy: the thread is exiting and has given its record
+ * back; a key destructor that runs later and parks uses a stack record
+ * (get_self), so that no record is created during exit. */
+static __thread bool self_gone;
+/* While the thread is queued with its stack record, the address; the
+ * value of self_key is then &no_record, so that self_destroy runs if the
+ * thread ends there (see self_destroy). */
+static __thread struct {
+	bool on;
+	const void *addr;
+} stack_park;
+static char no_record;
 
 /* Records not in use: exited threads' and the rest of the last block
  * (linked through wake_next, guarded by spare_lock, a leaf lock).  Records
@@ -505,29 +517,74 @@ record_get(void)
 	return (struct waiter *)b;
 }
 
+static struct bucket *leave_queue(struct waiter *w, const void **addr,
+    uint64_t *waited);
+
 static void
 self_destroy(void *p)
 {
-	/* Runs at thread exit.  The thread is not parked (it is exiting), so
-	 * its record is in no queue; a waker that dequeued it last time has
-	 * finished with it once pl_park saw the wake word at 0, except for
-	 * the stray FUTEX_WAKE discussed at the top of this file, which at
-	 * worst wakes the record's next owner spuriously. */
+	/* Runs at thread exit (a key destructor).  No destructor that runs
+	 * later in this thread gets a record: get_self gives it a stack
+	 * record instead, whatever the destructor round. */
+	self_gone = true;
+	if (p == &no_record) {
+		/* A thread whose record is on its stack has no record to free;
+		 * one that ends while queued with it (cancelled, or a signal
+		 * handler's pthread_exit) leaves in its queue a record in
+		 * memory that its exit reuses: nothing can be undone. */
+		if (stack_park.on)
+			pli_fatal("pl_park: thread exited while parked on %p "
+			          "with its record on its stack (no memory for "
+			          "one): the queue is corrupt",
+			    stack_park.addr);
+		return;
+	}
+	/* The thread may end inside pl_park, which never returns: cancelled
+	 * asynchronously, or by pthread_exit in a signal handler.  Its
+	 * record may then still be queued, or dequeued by a waker that has
+	 * not yet set its wake word: leave_queue takes it out or waits for
+	 * the word, as a timeout does, so that the record is in no queue
+	 * and nobody writes to it once it is spare.  The park counts as
+	 * timed out, but the primitive's timed_out callback is not called:
+	 * its ctx lived on the stack that the exit unwound.  So the
+	 * primitive is left with its parked bit set over a queue that may
+	 * be empty, as a fork leaves it in the child: each primitive must
+	 * treat that as nobody parked (its next unlock or wake finds nobody
+	 * and clears the bit; doc/design.md lists them).  What was handed
+	 * to the thread with its unpark token (a mutex handed off) stays
+	 * with it, as a mutex held by a thread that ended stays locked.
+	 * The stray FUTEX_WAKE discussed at the top of this file may still
+	 * follow: at worst it wakes the record's next owner spuriously.
+	 * Only a thread ended while sleeping is covered: one ended while
+	 * holding a bucket lock (in a callback, or taking the lock) leaves
+	 * that bucket locked for good, as POSIX allows asynchronous
+	 * cancellation only in async-cancel-safe code. */
+	struct waiter *w = p;
+	if (__atomic_load_n(&w->futex, __ATOMIC_ACQUIRE) != 0) {
+		const void *a;
+		uint64_t waited;
+		struct bucket *b = leave_queue(w, &a, &waited);
+		if (b) {
+			bucket_unlock(b);
+			pli_event_wait(a, waited);
+		}
+	}
 	self = NULL;
-	spare_push(p);
+	spare_push(w);
 	__atomic_fetch_sub(&live_threads, 1, __ATOMIC_RELAXED);
 	pli_event_thread(false);
 }
 
 /* The calling thread's record, created on its first park.  If it cannot
- * be allocated, the caller's stack record serves for this one park. */
+ * be allocated, or the thread is exiting (self_gone), the caller's stack
+ * record serves for this one park. */
 static struct waiter *
 get_self(struct waiter *fallback)
 {
 	struct waiter *w = self;
 	if (w)
 		return w;
-	if (self_key_ok) {
+	if (self_key_ok && !self_gone) {
 		w = record_get();
 		if (w && pthread_setspecific(self_key, w) == 0) {
 			self = w;
@@ -541,6 +598,10 @@ get_self(struct waiter *fallback)
 		}
 		if (w)
 			spare_push(w);
+		/* So that self_destroy sees the thread end, if it ends while
+		 * queued with the stack record (best effort: this may fail
+		 * for the reason the record could not be set). */
+		(void)pthread_setspecific(self_key, &no_record);
 	}
 	memset(fallback, 0, sizeof *fallback);
 	return fallback;
@@ -650,6 +711,34 @@ sleep_on(struct waiter *w, const struct timespec *deadline, bool watch)
 	return 0;
 }
 
+/* The park of w ends without an unpark: its deadline passed, or its
+ * thread is exiting.  If w is still queued, take it out and count the
+ * park as timed out: returns its bucket, still locked, with the address
+ * it was queued on and how long it waited.  Otherwise a waker has
+ * dequeued it and will set its wake word right after unlocking the
+ * bucket: wait for that, so that no late write lands on a later park
+ * (or the record's next owner), and return NULL. */
+static struct bucket *
+leave_queue(struct waiter *w, const void **addr, uint64_t *waited)
+{
+	struct bucket *b = lock_waiter_bucket(w, addr);
+	if (w->queued) {
+		struct waiter **link;
+		find_queue(b, *addr, &link);
+		unlink_waiter(link, w);
+		w->queued = false;
+		__atomic_store_n(&w->futex, 0, __ATOMIC_RELAXED);
+		*waited = pli_now_ns() - w->enqueue_ns;
+		pli_stat_add(PLI_TIMEOUTS, 1);
+		pli_stat_add(PLI_PARKED_NOW, (uint64_t)-1);
+		pli_stat_add(PLI_WAIT_NS, *waited);
+		return b;
+	}
+	bucket_unlock(b);
+	sleep_on(w, NULL, false);
+	return NULL;
+}
+
 pl_park_result_t
 pl_park(const void *addr, bool (*validate)(void *ctx),
     void (*before_sleep)(void *ctx),
@@ -682,6 +771,10 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 	w->enqueue_ns = pli_now_ns();
 	__atomic_store_n(&w->addr, addr, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->futex, 1, __ATOMIC_RELAXED);
+	if (w == &fallback) { /* see self_destroy */
+		stack_park.addr = addr;
+		stack_park.on = true;
+	}
 	size_t len = append(b, addr, w, w, 1);
 	/* Counted inside the critical section, so that whoever sees the
 	 * thread queued (under this lock) sees it counted too. */
@@ -698,32 +791,23 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 	 * others would watch their word for nothing (lockbench W3). */
 	if (sleep_on(w, deadline, len == 1) == ETIMEDOUT) {
 		const void *a;
-		b = lock_waiter_bucket(w, &a);
-		if (w->queued) {
-			struct waiter **link;
-			find_queue(b, a, &link);
-			unlink_waiter(link, w);
-			w->queued = false;
-			__atomic_store_n(&w->futex, 0, __ATOMIC_RELAXED);
-			uint64_t waited = pli_now_ns() - w->enqueue_ns;
+		uint64_t waited;
+		b = leave_queue(w, &a, &waited);
+		if (b) {
 			if (timed_out) {
 				struct waiter **l2;
 				timed_out(ctx, a, find_queue(b, a, &l2) == NULL);
 			}
-			pli_stat_add(PLI_TIMEOUTS, 1);
-			pli_stat_add(PLI_PARKED_NOW, (uint64_t)-1);
-			pli_stat_add(PLI_WAIT_NS, waited);
+			if (w == &fallback)
+				stack_park.on = false;
 			bucket_unlock(b);
 			pli_event_wait(a, waited);
 			res.status = PL_PARK_TIMED_OUT;
 			return res;
 		}
-		bucket_unlock(b);
-		/* Dequeued by a waker that has not set the word yet: it will,
-		 * right after unlocking the bucket.  Wait for it, so no late
-		 * write lands on a later park. */
-		sleep_on(w, NULL, false);
 	}
+	if (w == &fallback)
+		stack_park.on = false;
 	res.status = PL_PARK_UNPARKED;
 	res.token = w->unpark_token;
 	return res;

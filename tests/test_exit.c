@@ -1,0 +1,534 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Threads that end inside the lot, and the per-thread record at exit:
+ *
+ *   - a thread that ends while parked (asynchronous cancellation, or
+ *     pthread_exit from a signal handler) leaves no trace in its queue,
+ *     and its record, reused by the next thread, is safe to park with;
+ *   - a thread that ends between being dequeued and being woken keeps
+ *     what it was handed (a mutex handed off to it stays held);
+ *   - a thread parked with its record on its stack (no memory for one)
+ *     cannot be taken out of its queue at exit: the lot aborts;
+ *   - a key destructor that runs after the lot's own and parks creates
+ *     no record, and the live-thread count stays right, whichever
+ *     destructor round it runs in.
+ *
+ * A thread is cancelled or signalled only once it is visibly queued
+ * (counted under the bucket lock with pl_unpark_filter); afterwards new
+ * threads park and unpark on the same and colliding addresses, and the
+ * queues and statistics must be consistent.
+ */
+#define _GNU_SOURCE /* pthread_tryjoin_np */
+#include "testutil.h"
+
+TU_CRITERION_MAIN_SERIAL()
+
+TestSuite(exit, .timeout = 60);
+
+/* ------------------------------------------------------------------ */
+/* The state of the lot, before and after.                             */
+
+struct lot_state {
+	size_t live, spare, records;
+	struct pl_stats st;
+};
+
+static void
+lot_state_get(struct lot_state *s)
+{
+	s->live = pli_lot_live_threads();
+	s->spare = pli_lot_spare_records();
+	s->records = pli_lot_records();
+	pl_stats_get(&s->st);
+}
+
+/* Nobody is parked any more, every park since `before` ended in an unpark
+ * or a timeout, and every record is either held by a live thread or
+ * spare, the live ones being the same as before. */
+static void
+assert_lot_settled(const struct lot_state *before, const char *when)
+{
+	struct lot_state now;
+	lot_state_get(&now);
+	cr_assert(now.st.threads_parked_now == before->st.threads_parked_now,
+	    "%s: %zu threads parked, %zu before", when,
+	    now.st.threads_parked_now, before->st.threads_parked_now);
+	uint64_t parks = now.st.parks - before->st.parks;
+	uint64_t ended = (now.st.unparks - before->st.unparks) +
+	    (now.st.timeouts - before->st.timeouts);
+	cr_assert(parks == ended, "%s: %llu parks, %llu ended", when,
+	    (unsigned long long)parks, (unsigned long long)ended);
+	cr_assert(now.live == before->live, "%s: %zu live threads, %zu before",
+	    when, now.live, before->live);
+	cr_assert(now.spare + now.live == now.records,
+	    "%s: %zu spare + %zu live records, %zu allocated", when, now.spare,
+	    now.live, now.records);
+}
+
+/* Mutexes to park on: pool[0] and another one of its bucket. */
+static pl_mutex_t pool[4096];
+
+static pl_mutex_t *
+colliding_mutex(const pl_mutex_t *target)
+{
+	size_t b = pli_lot_bucket_of(target);
+	for (size_t i = 0; i < sizeof pool / sizeof pool[0]; i++)
+		if (&pool[i] != target && pli_lot_bucket_of(&pool[i]) == b)
+			return &pool[i];
+	cr_assert_fail("no mutex shares the bucket of %p", (void *)target);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Afterwards: new threads (which take the spare records first, the dead
+ * thread's among them) lock and unlock both mutexes, contended, many
+ * times; then everything must add up. */
+
+enum { CHURN_THREADS = 4, CHURN_ITERS = 3000 };
+
+struct churn {
+	pl_mutex_t *m[2];
+	long count[2]; /* guarded by m[i] */
+	long done[CHURN_THREADS];
+	int64_t end_ns;
+};
+
+struct churn_arg {
+	struct churn *c;
+	int id;
+};
+
+static void *
+churn_main(void *arg)
+{
+	struct churn_arg *a = arg;
+	struct churn *c = a->c;
+	long i;
+	for (i = 0; i < CHURN_ITERS && tu_now_ns() < c->end_ns; i++) {
+		for (int j = 0; j < 2; j++) {
+			pl_mutex_lock(c->m[j]);
+			c->count[j]++;
+			if (i % 8 == 0)
+				sched_yield(); /* let the others queue */
+			pl_mutex_unlock(c->m[j]);
+		}
+	}
+	c->done[a->id] = i;
+	return NULL;
+}
+
+static void
+churn(pl_mutex_t *m1, pl_mutex_t *m2)
+{
+	struct churn c = { { m1, m2 }, { 0, 0 }, { 0 }, 0 };
+	struct churn_arg args[CHURN_THREADS];
+	pthread_t t[CHURN_THREADS];
+	c.end_ns = tu_now_ns() + 5 * TU_SEC;
+	for (int i = 0; i < CHURN_THREADS; i++) {
+		args[i] = (struct churn_arg){ &c, i };
+		t[i] = tu_spawn(churn_main, &args[i]);
+	}
+	long total = 0;
+	for (int i = 0; i < CHURN_THREADS; i++) {
+		tu_join(t[i]);
+		total += c.done[i];
+	}
+	cr_assert(c.count[0] == total && c.count[1] == total,
+	    "%ld and %ld critical sections, %ld iterations", c.count[0],
+	    c.count[1], total);
+	for (int j = 0; j < 2; j++) {
+		cr_assert(count_parked(c.m[j]) == 0, "threads left on %p",
+		    (void *)c.m[j]);
+		cr_assert(pl_unpark_one(c.m[j], NULL, NULL).unparked == 0,
+		    "pl_unpark_one found a thread on %p", (void *)c.m[j]);
+		cr_assert(c.m[j]->state == 0, "mutex %p left in state %#x",
+		    (void *)c.m[j], c.m[j]->state);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Threads that park and are ended there.                              */
+
+struct victim {
+	const void *addr;
+	uintptr_t token;
+	pl_mutex_t *lock; /* if set: pl_mutex_lock it instead of pl_park */
+	bool async_cancel;
+	int returned; /* atomic: the call returned (it must not) */
+};
+
+static void *
+victim_main(void *arg)
+{
+	struct victim *v = arg;
+	if (v->async_cancel) {
+		int old;
+		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old);
+	}
+	if (v->lock)
+		pl_mutex_lock(v->lock);
+	else
+		pl_park(v->addr, NULL, NULL, NULL, NULL, v->token, NULL);
+	__atomic_store_n(&v->returned, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* pthread_exit unwinds with libgcc_s, which glibc loads on first use:
+ * load it before a signal handler needs it (TSan rightly objects to the
+ * malloc of a dlopen inside a handler). */
+static void *
+exit_at_once(void *arg)
+{
+	pthread_exit(arg);
+}
+
+static void
+exit_handler(int sig)
+{
+	(void)sig;
+	pthread_exit((void *)(uintptr_t)0x51);
+}
+
+/* A thread parked at the head of pool[0]'s queue, with another behind it
+ * and a third on a colliding address, is cancelled asynchronously. */
+Test(exit, async_cancel_while_parked)
+{
+	pl_mutex_t *a = &pool[0], *b = colliding_mutex(a);
+	struct lot_state before;
+	(void)count_parked(a); /* this thread's record, before `before` */
+	lot_state_get(&before);
+
+	struct victim dead = { a, 1, NULL, true, 0 };
+	struct victim behind = { a, 2, NULL, false, 0 };
+	struct victim other = { b, 3, NULL, false, 0 };
+	pthread_t td = tu_spawn(victim_main, &dead);
+	ASSERT_PARKED(a, 1);
+	pthread_t tb = tu_spawn(victim_main, &behind);
+	ASSERT_PARKED(a, 2);
+	pthread_t to = tu_spawn(victim_main, &other);
+	ASSERT_PARKED(b, 1);
+
+	cr_assert(pthread_cancel(td) == 0);
+	cr_assert(tu_join(td) == PTHREAD_CANCELED);
+	cr_assert(!dead.returned, "pl_park returned to a cancelled thread");
+
+	uintptr_t tok[4];
+	cr_assert(parked_tokens(a, tok, 4) == 1 && tok[0] == 2,
+	    "the queue of %p holds %zu threads after the head was cancelled",
+	    (void *)a, parked_tokens(a, tok, 4));
+	cr_assert(parked_tokens(b, tok, 4) == 1 && tok[0] == 3);
+	struct pl_stats st;
+	pl_stats_get(&st);
+	cr_assert(st.threads_parked_now == before.st.threads_parked_now + 2,
+	    "%zu threads parked, expected %zu", st.threads_parked_now,
+	    before.st.threads_parked_now + 2);
+
+	cr_assert(pl_unpark_one(a, NULL, NULL).unparked == 1);
+	cr_assert(pl_unpark_one(b, NULL, NULL).unparked == 1);
+	tu_join(tb);
+	tu_join(to);
+	cr_assert(pl_unpark_one(a, NULL, NULL).unparked == 0);
+	assert_lot_settled(&before, "after the cancellation");
+
+	churn(a, b);
+	assert_lot_settled(&before, "after the churn");
+}
+
+/* A thread parked in pl_mutex_lock on a held mutex, alone, is cancelled:
+ * the mutex keeps PARKED with an empty queue, and its next unlock clears
+ * it. */
+Test(exit, async_cancel_in_mutex_lock)
+{
+	pl_mutex_t *m = &pool[0], *b = colliding_mutex(m);
+	struct lot_state before;
+	(void)count_parked(m);
+	lot_state_get(&before);
+
+	pl_mutex_lock(m);
+	struct victim dead = { NULL, 0, m, true, 0 };
+	pthread_t td = tu_spawn(victim_main, &dead);
+	ASSERT_PARKED(m, 1);
+	cr_assert(pthread_cancel(td) == 0);
+	cr_assert(tu_join(td) == PTHREAD_CANCELED);
+	cr_assert(
+	    !dead.returned, "pl_mutex_lock returned to a cancelled thread");
+	cr_assert(count_parked(m) == 0);
+	cr_assert(m->state == (PL_MUTEX_LOCKED | PL_MUTEX_PARKED), "state %#x",
+	    m->state);
+	pl_mutex_unlock(m);
+	cr_assert(m->state == 0, "the unlock left state %#x", m->state);
+	assert_lot_settled(&before, "after the cancellation");
+
+	churn(m, b);
+	assert_lot_settled(&before, "after the churn");
+}
+
+/* A thread in the middle of a queue gets a signal whose handler calls
+ * pthread_exit. */
+Test(exit, pthread_exit_from_signal_handler_while_parked)
+{
+	pl_mutex_t *a = &pool[0], *b = colliding_mutex(a);
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = exit_handler;
+	sigemptyset(&sa.sa_mask);
+	cr_assert(sigaction(SIGUSR1, &sa, &old) == 0);
+	tu_join(tu_spawn(exit_at_once, NULL));
+	struct lot_state before;
+	(void)count_parked(a);
+	lot_state_get(&before);
+
+	struct victim first = { a, 1, NULL, false, 0 };
+	struct victim dead = { a, 2, NULL, false, 0 };
+	struct victim last = { a, 3, NULL, false, 0 };
+	struct victim other = { b, 4, NULL, false, 0 };
+	pthread_t tf = tu_spawn(victim_main, &first);
+	ASSERT_PARKED(a, 1);
+	pthread_t td = tu_spawn(victim_main, &dead);
+	ASSERT_PARKED(a, 2);
+	pthread_t tl = tu_spawn(victim_main, &last);
+	ASSERT_PARKED(a, 3);
+	pthread_t to = tu_spawn(victim_main, &other);
+	ASSERT_PARKED(b, 1);
+
+	cr_assert(pthread_kill(td, SIGUSR1) == 0);
+	cr_assert(tu_join(td) == (void *)(uintptr_t)0x51);
+	cr_assert(!dead.returned);
+	cr_assert(sigaction(SIGUSR1, &old, NULL) == 0);
+
+	uintptr_t tok[4];
+	size_t n = parked_tokens(a, tok, 4);
+	cr_assert(n == 2 && tok[0] == 1 && tok[1] == 3,
+	    "queue of %p: %zu threads (%#lx, %#lx), expected tokens 1, 3",
+	    (void *)a, n, n > 0 ? (unsigned long)tok[0] : 0ul,
+	    n > 1 ? (unsigned long)tok[1] : 0ul);
+	cr_assert(pl_unpark_all(a, 0) == 2);
+	cr_assert(pl_unpark_all(b, 0) == 1);
+	tu_join(tf);
+	tu_join(tl);
+	tu_join(to);
+	assert_lot_settled(&before, "after the signal");
+
+	churn(a, b);
+	assert_lot_settled(&before, "after the churn");
+}
+
+/* The waker dequeues the thread and, before it sets the wake word,
+ * cancels it (from its callback, with the bucket locked).  The dying
+ * thread must not finish exiting, and so must not release its record,
+ * until the waker has set the word: the next owner of the record would
+ * otherwise be woken by that late write.  (Raw parks, so that no lock is
+ * left held for TSan by a thread that died.) */
+struct handoff_ctx {
+	pthread_t victim;
+	int calls;
+	bool exited_early; /* it finished exiting while we held the word */
+};
+
+static uintptr_t
+cancel_then_wake(pl_unpark_result_t r, void *ctx)
+{
+	struct handoff_ctx *h = ctx;
+	h->calls++;
+	if (r.unparked) {
+		pthread_cancel(h->victim);
+		/* Watch for 100 ms whether it manages to end meanwhile (a
+		 * correct lot keeps it waiting for us, so this always runs
+		 * out; the outcome decides nothing else). */
+		int64_t end = tu_now_ns() + 100 * TU_MS;
+		while (tu_now_ns() < end)
+			if (pthread_tryjoin_np(h->victim, NULL) == 0) {
+				h->exited_early = true;
+				break;
+			}
+	}
+	return 0x77;
+}
+
+static void *
+wake_victim_main(void *arg)
+{
+	int old;
+	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old);
+	pl_park(arg, NULL, NULL, NULL, NULL, 0, NULL);
+	/* Woken before the cancellation landed: die here. */
+	int64_t end = tu_now_ns() + TU_WAIT_NS;
+	while (tu_now_ns() < end)
+		pli_cpu_relax();
+	return NULL;
+}
+
+Test(exit, exit_between_dequeue_and_wake)
+{
+	pl_mutex_t *m = &pool[0], *b = colliding_mutex(m);
+	struct lot_state before;
+	(void)count_parked(m);
+	lot_state_get(&before);
+
+	for (int round = 0; round < 5; round++) {
+		struct handoff_ctx h = { 0, 0, false };
+		h.victim = tu_spawn(wake_victim_main, m);
+		ASSERT_PARKED(m, 1);
+		pl_unpark_result_t r = pl_unpark_one(m, cancel_then_wake, &h);
+		cr_assert(r.unparked == 1 && !r.have_more && h.calls == 1);
+		cr_assert(!h.exited_early,
+		    "round %d: the thread finished exiting, and released its "
+		    "record, before its waker had set its wake word",
+		    round);
+		cr_assert(tu_join(h.victim) == PTHREAD_CANCELED,
+		    "round %d: the victim was not cancelled", round);
+		cr_assert(count_parked(m) == 0);
+		assert_lot_settled(&before, "after the wake");
+	}
+	churn(m, b);
+	assert_lot_settled(&before, "after the churn");
+}
+
+/* ------------------------------------------------------------------ */
+/* Parked with the record on the stack (no memory for a record): cannot
+ * be undone at exit, so the lot aborts.                               */
+
+/* Not under ASan: the forced unwind from the cancellation leaves the
+ * redzones of pl_park's frame poisoned, and ASan's own bookkeeping before
+ * the abort (__asan_handle_no_return) trips on them first. */
+#ifndef __SANITIZE_ADDRESS__
+static bool
+fail_every_allocation(size_t size)
+{
+	(void)size;
+	return true;
+}
+
+static char stack_parker_addr;
+
+static void
+cancel_stack_parker(void *arg)
+{
+	const void *addr = &stack_parker_addr;
+	(void)arg;
+	size_t live = pli_lot_live_threads();
+	pli_alloc_fail_hook = fail_every_allocation;
+	struct victim v = { addr, 0, NULL, true, 0 };
+	pthread_t t;
+	if (tu_spawn_raw(&t, victim_main, &v) != 0)
+		_exit(4);
+	int64_t end = tu_now_ns() + TU_WAIT_NS;
+	while (count_parked(addr) != 1) {
+		if (tu_now_ns() > end)
+			_exit(5);
+		tu_poll_pause();
+	}
+	if (pli_lot_live_threads() != live) /* it has no record */
+		_exit(6);
+	pthread_cancel(t);
+	pthread_join(t, NULL); /* the exiting thread aborts meanwhile */
+}
+
+Test(exit, exit_while_parked_without_record_aborts)
+{
+	char expect[160];
+	snprintf(expect, sizeof expect,
+	    "pl_park: thread exited while parked on %p with its record on "
+	    "its stack (no memory for one): the queue is corrupt\n",
+	    (void *)&stack_parker_addr);
+	tu_expect_abort(cancel_stack_parker, NULL, expect);
+}
+#endif
+
+/* ------------------------------------------------------------------ */
+/* A key destructor that runs after the lot's and parks.               */
+
+struct late_dtor {
+	pthread_key_t key;
+	pl_mutex_t *m;
+	int park_round; /* the destructor round in which it parks */
+	int rounds;
+	size_t live_at_park;
+	size_t records_at_park;
+	int parked_done; /* atomic */
+};
+
+static void
+late_dtor(void *p)
+{
+	struct late_dtor *d = p;
+	if (++d->rounds < d->park_round) {
+		pthread_setspecific(d->key, d); /* once more, next round */
+		return;
+	}
+	d->live_at_park = pli_lot_live_threads();
+	pl_mutex_lock(d->m); /* held by the test: parks */
+	d->records_at_park = pli_lot_records();
+	pl_mutex_unlock(d->m);
+	__atomic_store_n(&d->parked_done, 1, __ATOMIC_RELEASE);
+}
+
+static void *
+late_dtor_main(void *arg)
+{
+	struct late_dtor *d = arg;
+	static char x;
+	/* Get a record: a park that times out at once. */
+	struct timespec past = tu_deadline_in(-TU_SEC);
+	pl_park(&x, NULL, NULL, NULL, NULL, 0, &past);
+	pthread_setspecific(d->key, d);
+	return NULL;
+}
+
+static void
+late_destructor_parks(int park_round)
+{
+	pl_mutex_t *m = &pool[0];
+	struct late_dtor d = { .m = m, .park_round = park_round };
+	/* Created after the lot's key: in each round its destructor runs
+	 * after the lot's. */
+	cr_assert(pthread_key_create(&d.key, late_dtor) == 0);
+	struct lot_state before;
+	(void)count_parked(m);
+	lot_state_get(&before);
+
+	pl_mutex_lock(m);
+	pthread_t t = tu_spawn(late_dtor_main, &d);
+	ASSERT_PARKED(m, 1);
+	cr_assert(d.rounds == park_round, "the destructor parked in round %d",
+	    d.rounds);
+	size_t live = pli_lot_live_threads(), records = pli_lot_records();
+	cr_assert(d.live_at_park == before.live,
+	    "%zu live threads when the destructor ran, %zu before the "
+	    "thread: its record was not released first",
+	    d.live_at_park, before.live);
+	cr_assert(live == before.live,
+	    "%zu live threads while an exiting thread is parked, %zu before",
+	    live, before.live);
+	pl_mutex_unlock(m);
+	tu_join(t);
+	cr_assert(__atomic_load_n(&d.parked_done, __ATOMIC_ACQUIRE));
+	cr_assert(d.records_at_park == records);
+	assert_lot_settled(&before, "after the thread ended");
+	cr_assert(pli_lot_records() == records,
+	    "%zu records allocated, %zu while the destructor parked",
+	    pli_lot_records(), records);
+	cr_assert(pthread_key_delete(d.key) == 0);
+
+	churn(m, colliding_mutex(m));
+	assert_lot_settled(&before, "after the churn");
+}
+
+Test(exit, key_destructor_after_the_lots_parks)
+{
+	late_destructor_parks(1);
+}
+
+#ifndef PTHREAD_DESTRUCTOR_ITERATIONS
+#define PTHREAD_DESTRUCTOR_ITERATIONS 4
+#endif
+
+/* In the last round, a record created there would never be released.
+ * Not under TSan, whose own key destructor finishes the thread in that
+ * round: code that runs after it crashes TSan. */
+#ifndef __SANITIZE_THREAD__
+Test(exit, key_destructor_parks_in_the_last_round)
+{
+	late_destructor_parks(PTHREAD_DESTRUCTOR_ITERATIONS);
+}
+#endif
