@@ -623,12 +623,16 @@ export_exit(void)
 	pthread_mutex_unlock(&export_lock);
 }
 
+/* Reports by its return value alone: errno is left as it was, as by
+ * every call of the library. */
 int
 pl_stats_export(bool on)
 {
+	int saved_errno = errno;
 	pthread_mutex_lock(&export_lock);
 	int err = on ? export_start() : export_stop();
 	pthread_mutex_unlock(&export_lock);
+	errno = saved_errno;
 	return err;
 }
 

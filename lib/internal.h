@@ -69,7 +69,9 @@ pli_deadline_valid(const struct timespec *ts)
 }
 
 /* Whether a valid, non-NULL deadline has already passed: one clock read,
- * for the timed calls that then try once and return ETIMEDOUT at once. */
+ * for the timed calls that then try once and return ETIMEDOUT at once.
+ * Timespecs are compared as such: a far deadline's nanoseconds would
+ * overflow. */
 static inline bool
 pli_deadline_passed(const struct timespec *ts)
 {

@@ -3,7 +3,10 @@
  * Topology with hwloc: the processing units this process is bound to, the
  * cores they belong to, and how many PUs share a core (SMT).  If hwloc
  * cannot load the topology, fall back to the affinity mask alone.
+ * Leaves errno as it was: hwloc sets it (ENOENT for the sysfs files this
+ * machine lacks) even when the load succeeds.
  */
+#include <errno.h>
 #include <hwloc.h>
 
 #include "internal.h"
@@ -13,10 +16,11 @@ pli_topology_get(struct pli_topology *t)
 {
 	hwloc_topology_t topo;
 	hwloc_bitmap_t set;
+	int saved_errno = errno;
 
 	pli_topology_from_affinity(t);
 	if (hwloc_topology_init(&topo) != 0)
-		return;
+		goto done;
 	/* Only cores and PUs matter here, and the load happens in the first
 	 * contended lock of the process: skip caches, NUMA details and I/O. */
 	hwloc_topology_set_all_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
@@ -56,4 +60,6 @@ out:
 	if (set)
 		hwloc_bitmap_free(set);
 	hwloc_topology_destroy(topo);
+done:
+	errno = saved_errno;
 }

@@ -9,6 +9,10 @@
  * paths and written with relaxed atomic stores by pl_tuning_set: each
  * field is a hint on its own, and a thread that reads a mix of old and new
  * values only spins a little more or less once.
+ *
+ * errno: no call of the library changes it, and the first use runs much
+ * code that may (hwloc's reading of sysfs leaves ENOENT, a warning's
+ * fprintf, sysconf): tuning_init restores it, whatever ran.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -99,6 +103,7 @@ pause_cost_ns(void)
 static void
 tuning_init(void)
 {
+	int saved_errno = errno;
 	struct pli_topology topo;
 	pli_topology_get(&topo);
 
@@ -136,6 +141,7 @@ tuning_init(void)
 		    tuning.pub.spin_limit, tuning.pub.yield_limit,
 		    tuning.pause_per_spin, tuning.pause_ns,
 		    tuning.pub.fair_interval_us);
+	errno = saved_errno;
 }
 
 const struct pli_tuning *

@@ -256,6 +256,52 @@ Test(mutex, timedlock, .timeout = 30)
 	pl_mutex_unlock(&m);
 }
 
+/* What a slow path leaves in the statistics when it spins or parks (a
+ * timed call that tries once and fails leaves nothing). */
+static uint64_t
+slow_path_events(void)
+{
+	struct pl_stats s;
+	pl_stats_get(&s);
+	return s.parks + s.timeouts + s.invalid_parks + s.spin_acquires +
+	    s.spin_failures;
+}
+
+/* A deadline already past when the call is made: one attempt, then
+ * ETIMEDOUT at once, neither spinning nor parking; a free mutex is still
+ * taken. */
+Test(mutex, timedlock_past_deadline_tries_once, .timeout = 30)
+{
+	pl_mutex_t m = PL_MUTEX_INITIALIZER;
+	struct holder h = { .m = &m };
+	pthread_t ht = tu_spawn(holder_main, &h);
+	cr_assert(tu_wait_int_eq(&h.held, 1, TU_WAIT_NS));
+	for (int i = 0; i < 3; i++) {
+		struct timespec dl = { 0, 0 };
+		if (i == 1)
+			dl = tu_deadline_in(-TU_SEC);
+		else if (i == 2)
+			dl = tu_deadline_in(0); /* passed by the time it looks */
+		uint64_t before = slow_path_events();
+		int rc = pl_mutex_timedlock(&m, &dl);
+		uint64_t after = slow_path_events();
+		cr_assert(rc == ETIMEDOUT, "[%d] rc %d, expected ETIMEDOUT", i,
+		    rc);
+		cr_assert(after == before,
+		    "[%d] a past deadline spun or parked (%llu events)", i,
+		    (unsigned long long)(after - before));
+		cr_assert(state_of(&m) == PL_MUTEX_LOCKED, "[%d] state %u", i,
+		    state_of(&m));
+	}
+	__atomic_store_n(&h.release, 1, __ATOMIC_RELEASE);
+	tu_join(ht);
+
+	struct timespec dl = tu_deadline_in(-TU_SEC);
+	cr_assert(pl_mutex_timedlock(&m, &dl) == 0, "free, past deadline");
+	cr_assert(state_of(&m) == PL_MUTEX_LOCKED);
+	pl_mutex_unlock(&m);
+}
+
 /* A waiter that parked with a deadline and got the lock when it was
  * released, before the deadline. */
 static void *

@@ -354,6 +354,60 @@ excl_main(void *arg)
 	return NULL;
 }
 
+/* What a slow path leaves in the statistics when it spins or parks (a
+ * timed call that tries once and fails leaves nothing). */
+static uint64_t
+slow_path_events(void)
+{
+	struct pl_stats s;
+	pl_stats_get(&s);
+	return s.parks + s.timeouts + s.invalid_parks + s.spin_acquires +
+	    s.spin_failures;
+}
+
+struct holder {
+	pl_rmutex_t *m;
+	int held, release; /* atomic */
+};
+
+static void *
+holder_main(void *arg)
+{
+	struct holder *h = arg;
+	pl_rmutex_lock(h->m);
+	__atomic_store_n(&h->held, 1, __ATOMIC_RELEASE);
+	tu_wait_int_eq(&h->release, 1, TU_WAIT_NS);
+	pl_rmutex_unlock(h->m);
+	return NULL;
+}
+
+/* A deadline already past, on an rmutex another thread owns: one
+ * attempt, then ETIMEDOUT at once, neither spinning nor parking. */
+Test(rmutex, timedlock_past_deadline_tries_once, .timeout = 30)
+{
+	static pl_rmutex_t m = PL_RMUTEX_INITIALIZER;
+	struct holder h = { &m, 0, 0 };
+	pthread_t t = tu_spawn(holder_main, &h);
+	cr_assert(tu_wait_int_eq(&h.held, 1, TU_WAIT_NS));
+	struct snapshot owned = snap(&m);
+	const struct timespec zero = { 0, 0 };
+	struct timespec dls[2] = { zero, tu_deadline_in(-TU_SEC) };
+	for (int i = 0; i < 2; i++) {
+		uint64_t before = slow_path_events();
+		int rc = pl_rmutex_timedlock(&m, &dls[i]);
+		uint64_t after = slow_path_events();
+		cr_assert(rc == ETIMEDOUT, "[%d] rc %d", i, rc);
+		cr_assert(after == before,
+		    "[%d] a past deadline spun or parked (%llu events)", i,
+		    (unsigned long long)(after - before));
+		cr_assert(snap_eq(snap(&m), owned), "[%d] the rmutex changed",
+		    i);
+	}
+	__atomic_store_n(&h.release, 1, __ATOMIC_RELEASE);
+	tu_join(t);
+	assert_free(&m);
+}
+
 Test(rmutex, exclusion_4_threads_recursive, .timeout = 60)
 {
 	static struct excl e;

@@ -858,6 +858,65 @@ Test(rwlock, timed_deadlines_and_einval, .timeout = 30)
 	cr_assert(count_parked(&l) == 0 && count_parked(WKEY(&l)) == 0);
 }
 
+/* What a slow path leaves in the statistics when it spins or parks (a
+ * timed call that tries once and fails leaves nothing). */
+static uint64_t
+slow_path_events(void)
+{
+	struct pl_stats s;
+	pl_stats_get(&s);
+	return s.parks + s.timeouts + s.invalid_parks + s.spin_acquires +
+	    s.spin_failures;
+}
+
+/* Run one timed call with a past deadline: it must return rc without
+ * spinning or parking, and leave the word as it found it (or, when it
+ * takes the lock, with one more reader or the writer). */
+static void
+past_call(pl_rwlock_t *l, bool writer, const struct timespec *dl, int rc,
+    uintptr_t after_state, const char *what)
+{
+	uint64_t before = slow_path_events();
+	int got = writer ? pl_rwlock_timedwrlock(l, dl)
+	                 : pl_rwlock_timedrdlock(l, dl);
+	uint64_t after = slow_path_events();
+	cr_assert(got == rc, "%s: rc %d, expected %d", what, got, rc);
+	cr_assert(after == before, "%s: spun or parked (%llu events)", what,
+	    (unsigned long long)(after - before));
+	cr_assert(state_of(l) == after_state, "%s: state %#lx, expected %#lx",
+	    what, (unsigned long)state_of(l), (unsigned long)after_state);
+}
+
+/* A deadline already past when the call is made: one attempt, then
+ * ETIMEDOUT at once, neither spinning nor parking; a lock that can be
+ * taken at once is still taken. */
+Test(rwlock, timed_past_deadline_tries_once, .timeout = 30)
+{
+	static pl_rwlock_t l;
+	const struct timespec zero = { 0, 0 };
+	struct timespec ago = tu_deadline_in(-TU_SEC);
+	pl_rwlock_init(&l);
+
+	pl_rwlock_wrlock(&l);
+	past_call(&l, false, &zero, ETIMEDOUT, WRITER, "reader, {0,0}");
+	past_call(&l, false, &ago, ETIMEDOUT, WRITER, "reader, 1 s ago");
+	past_call(&l, true, &zero, ETIMEDOUT, WRITER, "writer, {0,0}");
+	past_call(&l, true, &ago, ETIMEDOUT, WRITER, "writer, 1 s ago");
+	pl_rwlock_wrunlock(&l);
+
+	pl_rwlock_rdlock(&l);
+	past_call(&l, true, &zero, ETIMEDOUT, ONE, "writer vs reader, {0,0}");
+	past_call(&l, true, &ago, ETIMEDOUT, ONE, "writer vs reader, 1 s ago");
+	past_call(&l, false, &ago, 0, 2 * ONE, "reader vs reader, 1 s ago");
+	pl_rwlock_rdunlock(&l);
+	pl_rwlock_rdunlock(&l);
+
+	past_call(&l, true, &ago, 0, WRITER, "writer, free, 1 s ago");
+	pl_rwlock_wrunlock(&l);
+	cr_assert(state_of(&l) == 0);
+	cr_assert(count_parked(&l) == 0 && count_parked(WKEY(&l)) == 0);
+}
+
 Test(rwlock, timed_waiters_acquire_when_released, .timeout = 30)
 {
 	static struct script s;
