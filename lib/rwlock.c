@@ -63,8 +63,15 @@
  *   WPARKED set    by a writer's validate, while the lock is held;
  *           clear  when the writer queue is left empty: the hand-off to
  *                  the last writer, or the timed_out of the last writer.
- * So, under the bucket lock of a key, its bit is set exactly when its
- * queue is non-empty.
+ *   Either bit may also be left set over an empty queue by a waiter that
+ *   left without its callback: a thread that ended while parked
+ *   (lib/parkinglot.c, self_destroy), or one of the parent's threads in a
+ *   child after fork.  An unpark that finds the queue empty clears the
+ *   bit (readers_enter_callback, wr_handoff_callback, and the last
+ *   reader's rd_handoff_callback, which then lets in the readers that the
+ *   stale WPARKED held back).
+ * So, under the bucket lock of a key, its bit is set whenever its queue
+ * is non-empty, and a stale bit lasts until the next unpark of its key.
  *
  * Hand-offs (the phases):
  *   - A writer's unlock with RPARKED set wakes every parked reader and
@@ -239,6 +246,8 @@ pl_rwlock_timedrdlock(pl_rwlock_t *l, const struct timespec *deadline)
 	return rc;
 }
 
+static bool readers_enter(pl_rwlock_t *l, bool from_writer);
+
 /* Writer bucket locked: the last reader hands the lock to the writer just
  * dequeued, dropping its own count and setting WRITER in one CAS, so no
  * other thread can slip in between.  If we are no longer the last (the
@@ -256,7 +265,7 @@ rd_handoff_callback(pl_unpark_result_t r, void *ctx)
 		n = READERS(s) == ONE ? (s - ONE) & ~RWAIT : s - ONE;
 		if (handoff)
 			n |= WRITER;
-		if (r.unparked && !r.have_more)
+		if (!r.have_more) /* none left, or none was there */
 			n &= ~WPARKED;
 	} while (!__atomic_compare_exchange_n(&l->state, &s, n, true,
 	    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
@@ -282,7 +291,13 @@ pl__rwlock_rdunlock_slow(pl_rwlock_t *l)
 	}
 	/* The last reader, and writers wait: no new reader can enter while
 	 * WPARKED is set, and no writer while we still count. */
-	pl_unpark_one(writer_key(l), rd_handoff_callback, l);
+	if (pl_unpark_one(writer_key(l), rd_handoff_callback, l).unparked)
+		return;
+	/* WPARKED with no writer queued (its writer ended while parked):
+	 * readers it held back are let in, as its timeout would have. */
+	s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
+	if ((s & RPARKED) && !(s & WRITER))
+		readers_enter(l, false);
 }
 
 /* Reader bucket locked, every parked reader dequeued: give them the lock
@@ -298,8 +313,12 @@ static uintptr_t
 readers_enter_callback(pl_unpark_result_t r, void *ctx)
 {
 	struct enter_ctx *e = ctx;
-	if (r.unparked == 0)
-		return PL_UNPARK_TOKEN_DEFAULT; /* nobody: leave the word */
+	if (r.unparked == 0) {
+		/* Nobody queued: RPARKED was left by readers that ended
+		 * while parked (or by a fork). */
+		__atomic_fetch_and(&e->l->state, ~RPARKED, __ATOMIC_RELAXED);
+		return PL_UNPARK_TOKEN_DEFAULT;
+	}
 	uintptr_t s = __atomic_load_n(&e->l->state, __ATOMIC_RELAXED), n;
 	bool handoff;
 	do {
@@ -439,8 +458,12 @@ static uintptr_t
 wr_handoff_callback(pl_unpark_result_t r, void *ctx)
 {
 	pl_rwlock_t *l = ctx;
-	if (r.unparked == 0)
+	if (r.unparked == 0) {
+		/* Nobody queued: WPARKED was left by writers that ended
+		 * while parked (or by a fork). */
+		__atomic_fetch_and(&l->state, ~WPARKED, __ATOMIC_RELAXED);
 		return PL_UNPARK_TOKEN_DEFAULT;
+	}
 	bool handoff = r.be_fair;
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED), n;
 	do {

@@ -532,3 +532,143 @@ Test(exit, key_destructor_parks_in_the_last_round)
 	late_destructor_parks(PTHREAD_DESTRUCTOR_ITERATIONS);
 }
 #endif
+
+/* ------------------------------------------------------------------ */
+/* The rwlock with a parked bit left over an empty queue: a reader or a
+ * writer cancelled while parked.  The lock must go on working: the
+ * holder's unlock returns, and the next readers and writers get in.  Run
+ * in a child with a watchdog, since the failure is a hang.             */
+
+static pl_rwlock_t rwl;
+
+static void *
+rw_victim(void *arg)
+{
+	int old;
+	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old);
+	if (arg)
+		pl_rwlock_wrlock(&rwl);
+	else
+		pl_rwlock_rdlock(&rwl);
+	return NULL; /* never: cancelled while parked */
+}
+
+static void *
+rw_reader_then_writer(void *arg)
+{
+	(void)arg;
+	pl_rwlock_rdlock(&rwl);
+	pl_rwlock_rdunlock(&rwl);
+	pl_rwlock_wrlock(&rwl);
+	pl_rwlock_wrunlock(&rwl);
+	return NULL;
+}
+
+/* In the child: 0 on success, else the step that failed. */
+static int
+rw_cancel_scenario(bool writer_dies)
+{
+	pthread_t t, u;
+	/* The victim's key: readers park on the word, writers one byte on. */
+	const void *key = writer_dies ? (const char *)&rwl + 1 : (void *)&rwl;
+	if (writer_dies)
+		pl_rwlock_rdlock(&rwl);
+	else
+		pl_rwlock_wrlock(&rwl);
+	if (tu_spawn_raw(&t, rw_victim, writer_dies ? &rwl : NULL) != 0)
+		return 4;
+	if (!wait_parked(key, 1, TU_WAIT_NS))
+		return 5;
+	if (pthread_cancel(t) != 0 || pthread_join(t, NULL) != 0)
+		return 6;
+	if (count_parked(key) != 0)
+		return 7;
+	if (writer_dies)
+		pl_rwlock_rdunlock(&rwl);
+	else
+		pl_rwlock_wrunlock(&rwl);
+	/* Others get in, read and write, from this thread and another. */
+	if (tu_spawn_raw(&u, rw_reader_then_writer, NULL) != 0)
+		return 4;
+	pthread_join(u, NULL);
+	rw_reader_then_writer(NULL);
+	if (__atomic_load_n(&rwl.state, __ATOMIC_RELAXED) != 0)
+		return 8;
+	return 0;
+}
+
+static void
+rw_cancel_child(void *arg)
+{
+	_exit(rw_cancel_scenario(arg != NULL));
+}
+
+static void
+run_rw_cancel(bool writer_dies)
+{
+	char buf[256];
+	int status = tu_run_child(rw_cancel_child, writer_dies ? &rwl : NULL,
+	    10, buf, sizeof buf);
+	cr_assert(WIFEXITED(status), "child status %#x: hung (killed by the "
+	    "watchdog) or crashed; stderr \"%s\"", status, buf);
+	cr_assert(WEXITSTATUS(status) == 0, "child failed at step %d "
+	    "(7: still queued, 8: the word is not 0 at the end)",
+	    WEXITSTATUS(status));
+}
+
+Test(exit, rwlock_reader_cancelled_while_parked)
+{
+	run_rw_cancel(false);
+}
+
+Test(exit, rwlock_writer_cancelled_while_parked)
+{
+	run_rw_cancel(true);
+}
+
+/* The same after fork(): the child inherits the parked bit of a reader
+ * that stayed behind in the parent (documented: the lock was held by the
+ * forking thread, so it is usable in the child). */
+static void *
+rw_parked_reader(void *arg)
+{
+	(void)arg;
+	pl_rwlock_rdlock(&rwl);
+	pl_rwlock_rdunlock(&rwl);
+	return NULL;
+}
+
+static void
+rw_fork_child(void *arg)
+{
+	(void)arg;
+	pthread_t t;
+	pl_rwlock_wrlock(&rwl);
+	if (tu_spawn_raw(&t, rw_parked_reader, NULL) != 0)
+		_exit(4);
+	if (!wait_parked(&rwl, 1, TU_WAIT_NS))
+		_exit(5);
+	pid_t pid = fork();
+	if (pid == 0) {
+		pl_rwlock_wrunlock(&rwl); /* hung here before */
+		rw_reader_then_writer(NULL);
+		_exit(__atomic_load_n(&rwl.state, __ATOMIC_RELAXED) == 0 ? 0
+		                                                          : 8);
+	}
+	int status;
+	if (pid < 0 || !tu_waitpid_bounded(pid, &status, 8 * TU_SEC))
+		_exit(9);
+	pl_rwlock_wrunlock(&rwl);
+	pthread_join(t, NULL);
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 10);
+}
+
+Test(exit, rwlock_usable_in_a_child_forked_with_a_reader_parked)
+{
+	char buf[256];
+	int status = tu_run_child(rw_fork_child, NULL, 10, buf, sizeof buf);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "status %#x (exit %d; 9: the grandchild hung in "
+	    "pl_rwlock_wrunlock); stderr \"%s\"", status,
+	    WIFEXITED(status) ? WEXITSTATUS(status) : -1, buf);
+}
