@@ -4,45 +4,61 @@
 #
 #   model/check.sh [MODEL-DIR]
 #
-# Verifies model/mutex.pml with spin: the model as is must give no error
-# (mutual exclusion, the PARKED invariant, no invalid end state, clean
-# final state); then each BROKEN variant (one step of the protocol
-# removed, see the comment at the top of mutex.pml) must make spin find a
-# counterexample: an invalid end state (a thread parked forever with the
-# lock free) for BROKEN=1..3, two threads in the critical section for
-# BROKEN=4.  That second half proves the check can fail.  Exits 0 only if
-# every run came out as expected.  Everything happens in a temporary
-# directory; $CC (default cc) compiles spin's verifier.
+# Verifies the Promela models of model/ with spin, one run per row of the
+# table below: a model as is must give no error (its properties, no
+# invalid end state, the clean final state); each BROKEN variant (one step
+# of the protocol removed or changed, see the comment at the top of the
+# model) must make spin find the counterexample the row names, which
+# proves the check can fail.  Exits 0 only if every run came out as
+# expected.  Everything happens in a temporary directory; $CC (default cc)
+# compiles spin's verifier.
 set -u
-dir=${1:-$(dirname "$0")}
-model=$(cd "$dir" && pwd)/mutex.pml
+dir=$(cd "${1:-$(dirname "$0")}" && pwd) || exit 1
 CC=${CC:-cc}
+
+# The runs, one a line: model | spin -D options (- for none) | expected |
+# what it shows.  expected is "ok" (errors: 0, the search complete), or a
+# text that spin's report must contain along with an error, such as
+# "invalid end state" or "assertion violated (incs".
+rows='
+mutex.pml  | -                           | ok | the model verifies
+mutex.pml  | -DBROKEN=1 -DNO_INVARIANT   | invalid end state | a lost wakeup
+mutex.pml  | -DBROKEN=2 -DNO_INVARIANT   | invalid end state | a lost wakeup
+mutex.pml  | -DBROKEN=3 -DNO_INVARIANT   | invalid end state | a lost wakeup
+mutex.pml  | -DBROKEN=4 -DNO_MISUSE_CHECK | assertion violated (incs | two threads inside
+rwlock.pml | -                           | ok | the model verifies
+rwlock.pml | -DBROKEN=1 -DNO_BITS        | invalid end state | a lost wakeup
+rwlock.pml | -DBROKEN=2 -DNO_BITS        | invalid end state | a lost wakeup after a timeout
+rwlock.pml | -DBROKEN=3                  | assertion violated ((nw==1) | a reader beside a writer
+rwlock.pml | -DBROKEN=4                  | assertion violated (rph<=1) | two reader phases past a writer
+rwlock.pml | -DBROKEN=5                  | assertion violated (rblk | a trace left by a timeout
+rwlock.pml | -DSTRICT_TIMEOUT            | assertion violated (rph<=1) | known: readers let in past WWAIT (README)
+rwlock.pml | -DARRIVAL                   | assertion violated (exempt | known: readers enter past a parked writer (README)
+'
+
 if ! command -v spin >/dev/null 2>&1; then
 	echo "check-model: spin is not installed: apt-get install spin" >&2
-	exit 1
-fi
-if ! test -f "$model"; then
-	echo "check-model: no $model" >&2
 	exit 1
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/check-model.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 trap 'exit 1' INT TERM
 cd "$work" || exit 1
-cp "$model" mutex.pml # spin writes its trail beside the model
 
 # -DSAFETY: safety properties and end states only; -DCOLLAPSE compresses
-# the state vector (about 400 MB and 10 s for the full model).
+# the state vector (about 1 GB and 1-2 minutes for the rwlock model).
 PANFLAGS="-O2 -w -DSAFETY -DCOLLAPSE -DMEMLIM=2048"
 status=0
+n=0
 
-# verify NAME SPIN-OPTIONS...: generate and run the verifier; its report
-# is in NAME.out.  Returns non-zero if it could not be built.
+# verify MODEL NAME SPIN-OPTIONS...: generate and run the verifier; its
+# report is in NAME.out.  Returns non-zero if it could not be built.
 verify() {
-	name=$1
-	shift
-	rm -f pan pan.[bchmpt] mutex.pml.trail
-	if ! spin "$@" -a mutex.pml >"$name.spin" 2>&1; then
+	model=$1
+	name=$2
+	shift 2
+	rm -f pan pan.[bchmpt] ./*.trail
+	if ! spin "$@" -a "$model" >"$name.spin" 2>&1; then
 		cat "$name.spin" >&2
 		return 1
 	fi
@@ -66,48 +82,53 @@ incomplete() {
 	grep -q 'max search depth too small\|MEMLIM\|out of memory' "$1.out"
 }
 
-echo "check-model: spin $(spin -V | sed -n 's/^Spin Version \([^ ]*\).*/\1/p'), model $model"
-
-echo "check-model: mutex.pml (must verify)"
-if ! verify correct; then
-	status=1
-elif grep -q 'errors: 0' correct.out && ! incomplete correct; then
-	echo "  PASS: $(summary correct)"
-else
-	echo "  FAIL: spin found an error, or the search was incomplete:"
-	sed 's/^/    /' correct.out
-	test -f mutex.pml.trail &&
-		spin -t -g mutex.pml 2>&1 | tail -n 40 | sed 's/^/    /'
-	status=1
-fi
-
-for b in 1 2 3; do
-	echo "check-model: mutex.pml -DBROKEN=$b (must find a lost wakeup)"
-	if ! verify broken$b -DBROKEN=$b -DNO_INVARIANT; then
+echo "check-model: spin $(spin -V | sed -n 's/^Spin Version \([^ ]*\).*/\1/p'), models in $dir"
+while IFS='|' read -r model opts expect what; do
+	model=$(echo $model)
+	test -n "$model" || continue
+	opts=$(echo $opts)
+	expect=$(echo $expect)
+	what=$(echo $what)
+	test "$opts" = - && opts=
+	n=$((n + 1))
+	name=run$n
+	echo "check-model: $model${opts:+ $opts} (must give: $expect; $what)"
+	if ! test -f "$dir/$model"; then
+		echo "  FAIL: no $dir/$model"
 		status=1
-	elif grep -q 'errors: [1-9]' broken$b.out &&
-	    grep -q 'invalid end state' broken$b.out; then
-		echo "  PASS: spin found a lost wakeup:" \
-		    "$(grep -o 'invalid end state (at depth [0-9]*)' broken$b.out)"
+		continue
+	fi
+	cp "$dir/$model" . # spin writes its trail beside the model
+	# $opts is a list of -D flags: split it on purpose.
+	# shellcheck disable=SC2086
+	if ! verify "$model" "$name" $opts; then
+		echo "  FAIL: could not build the verifier"
+		status=1
+	elif test "$expect" = ok; then
+		if grep -q 'errors: 0' "$name.out" && ! incomplete "$name"; then
+			echo "  PASS: $(summary "$name")"
+		else
+			echo "  FAIL: spin found an error, or the search was incomplete:"
+			sed 's/^/    /' "$name.out"
+			# shellcheck disable=SC2086
+			test -f "$model.trail" &&
+				spin -t -g $opts "$model" 2>&1 | tail -n 40 |
+				sed 's/^/    /'
+			status=1
+		fi
+	elif grep -q 'errors: [1-9]' "$name.out" &&
+	    grep -qF "$expect" "$name.out"; then
+		echo "  PASS: spin found it:" \
+		    "$(grep -o 'pan:1: .*(at depth [0-9]*)' "$name.out" |
+		        sed 's/^pan:1: //')"
 	else
-		echo "  FAIL: spin found no lost wakeup in the broken model:"
-		sed 's/^/    /' broken$b.out
+		echo "  FAIL: spin did not find \"$expect\":"
+		sed 's/^/    /' "$name.out"
 		status=1
 	fi
-done
-
-echo "check-model: mutex.pml -DBROKEN=4 (must find two threads inside)"
-if ! verify broken4 -DBROKEN=4 -DNO_MISUSE_CHECK; then
-	status=1
-elif grep -q 'errors: [1-9]' broken4.out &&
-    grep -q 'assertion violated (incs' broken4.out; then
-	echo "  PASS: spin found a breach of mutual exclusion:" \
-	    "$(grep -o 'assertion violated (incs[^)]*) (at depth [0-9]*)' broken4.out)"
-else
-	echo "  FAIL: spin found no breach of mutual exclusion in the broken model:"
-	sed 's/^/    /' broken4.out
-	status=1
-fi
+done <<EOF
+$rows
+EOF
 
 if test "$status" -eq 0; then
 	echo "check-model: PASS"
