@@ -10,10 +10,14 @@
  * phase; below), and the number of readers holding it, in units of ONE.
  *
  * Who may enter:
- *   a reader  when neither WRITER nor WWAIT is set, nor WPARKED unless
- *             RWAIT is: a reader that arrives while a writer waits,
- *             parked or spinning, waits behind it, except that readers
- *             who waited through a writer's hold go first;
+ *   a reader  when none of WRITER, WWAIT and WPARKED is set: a reader
+ *             that arrives while a writer waits, parked or spinning,
+ *             waits behind it.  Readers who waited through a writer's
+ *             hold (who saw WRITER during their call) go first: they may
+ *             also enter past WPARKED while RWAIT, their claim, is set.
+ *             RWAIT alone lets in no newcomer, so the parked writer waits
+ *             for the readers who were there at its hold, not for every
+ *             reader who comes while they overlap;
  *   a writer  when neither WRITER nor any reader holds it nor RWAIT is
  *             set (writers may overtake parked writers: they are not
  *             ordered among themselves, which keeps writer throughput).
@@ -114,7 +118,12 @@
  * the top of the file; lockbench W6, doc/BENCHMARKS.md). */
 #define READER_CLAIM_ROUNDS 6
 #define WRITER_CLAIM_ROUNDS 2
-#define MAY_ENTER PL_RWLOCK_READER_MAY_ENTER
+/* Whether a reader in the slow path may enter: as an arriving one, or,
+ * if it saw a writer hold the lock during this call (waited), past
+ * parked writers while RWAIT, its side's claim, is set. */
+#define MAY_ENTER(s, waited)                                               \
+	(!((s) & (WRITER | WWAIT)) &&                                      \
+	    (!((s) & WPARKED) || ((waited) && ((s) & RWAIT))))
 #define ONE PL_RWLOCK_ONE_READER
 #define READERS(s) ((s) & ~(ONE - 1))
 
@@ -147,13 +156,21 @@ pl_rwlock_init(pl_rwlock_t *l)
 
 /* ---- readers ---------------------------------------------------------- */
 
+/* A reader's slow path: the lock, and whether it has seen a writer hold
+ * it during this call (the readers RWAIT speaks for). */
+struct rd_ctx {
+	pl_rwlock_t *l;
+	bool waited;
+};
+
 static bool
 rd_validate(void *ctx)
 {
-	pl_rwlock_t *l = ctx;
+	struct rd_ctx *r = ctx;
+	pl_rwlock_t *l = r->l;
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 	for (;;) {
-		if (MAY_ENTER(s))
+		if (MAY_ENTER(s, r->waited))
 			return false;
 		if ((s & RPARKED) ||
 		    __atomic_compare_exchange_n(&l->state, &s, s | RPARKED,
@@ -167,7 +184,7 @@ rd_timed_out(void *ctx, const void *addr, bool was_last)
 {
 	(void)addr;
 	if (was_last)
-		__atomic_fetch_and(&((pl_rwlock_t *)ctx)->state, ~RPARKED,
+		__atomic_fetch_and(&((struct rd_ctx *)ctx)->l->state, ~RPARKED,
 		    __ATOMIC_RELAXED);
 }
 
@@ -177,8 +194,11 @@ pl__rwlock_rdlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 	struct pli_spinner sp;
 	pli_spinner_init(&sp);
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
+	struct rd_ctx r = { l, false };
 	for (;;) {
-		if (MAY_ENTER(s)) {
+		if (s & WRITER)
+			r.waited = true;
+		if (MAY_ENTER(s, r.waited)) {
 			if (s >= PL_RWLOCK_READERS_MAX)
 				pli_fatal("pl_rwlock_rdlock: rwlock %p: too "
 				          "many readers",
@@ -218,12 +238,12 @@ pl__rwlock_rdlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 			        true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 		}
 		pli_spinner_park(&sp);
-		pl_park_result_t r = pl_park(reader_key(l), rd_validate, NULL,
-		    rd_timed_out, l, 0, deadline);
-		if (r.status == PL_PARK_UNPARKED &&
-		    r.token == PL_UNPARK_TOKEN_HANDOFF)
+		pl_park_result_t pr = pl_park(reader_key(l), rd_validate, NULL,
+		    rd_timed_out, &r, 0, deadline);
+		if (pr.status == PL_PARK_UNPARKED &&
+		    pr.token == PL_UNPARK_TOKEN_HANDOFF)
 			return 0; /* our count was added for us */
-		if (r.status == PL_PARK_TIMED_OUT)
+		if (pr.status == PL_PARK_TIMED_OUT)
 			return ETIMEDOUT;
 		s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 	}
@@ -322,7 +342,10 @@ readers_enter_callback(pl_unpark_result_t r, void *ctx)
 	uintptr_t s = __atomic_load_n(&e->l->state, __ATOMIC_RELAXED), n;
 	bool handoff;
 	do {
-		handoff = e->from_writer || !(s & WRITER);
+		/* A writer that timed out lets the readers in only if no
+		 * other writer claims the lock meanwhile: else that one's
+		 * unlock does (model/rwlock.pml, BROKEN=6). */
+		handoff = e->from_writer || !(s & (WRITER | WWAIT));
 		n = s & ~RPARKED;
 		if (e->from_writer)
 			n &= ~WRITER;

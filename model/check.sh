@@ -32,8 +32,16 @@ rwlock.pml | -DBROKEN=2 -DNO_BITS        | invalid end state | a lost wakeup aft
 rwlock.pml | -DBROKEN=3                  | assertion violated ((nw==1) | a reader beside a writer
 rwlock.pml | -DBROKEN=4                  | assertion violated (rph<=1) | two reader phases past a writer
 rwlock.pml | -DBROKEN=5                  | assertion violated (rblk | a trace left by a timeout
-rwlock.pml | -DSTRICT_TIMEOUT            | assertion violated (rph<=1) | known: readers let in past WWAIT (README)
-rwlock.pml | -DARRIVAL                   | assertion violated (exempt | known: readers enter past a parked writer (README)
+rwlock.pml | -DBROKEN=6                  | assertion violated (rph<=1) | the old timeout rule: readers let in past WWAIT
+rwlock.pml | -DARRIVAL                   | ok | arriving readers queue behind a waiting writer
+rwlock.pml | -DARRIVAL -DOLD_ENTRY       | assertion violated  !((late | the old entry rule: readers enter past a parked writer
+cond.pml   | -                           | ok | the model verifies
+cond.pml   | -DBROKEN=1                  | assertion violated (in_wait | the old design touches a mutex nobody waits with
+cond.pml   | -DBROKEN=1 -DNO_DEAD_CHECK  | assertion violated (ptok | the old design moves a waiter onto another mutex
+cond.pml   | -DBROKEN=2                  | assertion violated  !((signalled | a signalled timed waiter returns ETIMEDOUT
+cond.pml   | -DBROKEN=3                  | invalid end state | a lost wakeup: no PARKED on the held mutex
+cond.pml   | -DBROKEN=4                  | invalid end state | a lost wakeup: the byte not set
+cond.pml   | -DBROKEN=5                  | invalid end state | a lost wakeup: no PARKED on the free mutex
 '
 
 if ! command -v spin >/dev/null 2>&1; then

@@ -107,15 +107,12 @@
  *      free lock, or loses it to whoever came first);
  *   5. timed-out waiters leave no trace: 2 and 3 hold with timeouts
  *      everywhere (the queues hold nobody who left, the bits follow).
- *   Not counted by default: a phase begun by readers_enter(l, false), the
- *   readers let in by a writer that timed out; -DSTRICT_TIMEOUT counts it
- *   and spin then finds a second reader phase (model/README: a known
- *   deviation of lib/rwlock.c, kept as a row that must fail).
  *   -DARRIVAL adds the second half of API.md's statement: a reader that
  *   arrives while a writer waits (and no writer holds the lock) does not
- *   enter before a writer has had the lock (or the wait ended); spin
- *   finds a reader entering past a parked writer while RWAIT stays on the
- *   word (model/README: the other known deviation).
+ *   enter before a writer has had the lock (or the wait ended).  It
+ *   verifies; with -DOLD_ENTRY (the entry rule before the fix: RWAIT let
+ *   in every reader past a parked writer, not only those who had seen a
+ *   writer's hold) spin finds a newcomer entering past a parked writer.
  *   Result (spin 6.5.2, -DSAFETY -DCOLLAPSE): see model/README.
  *
  * BROKEN VARIANTS: -DBROKEN=n changes one step of the protocol; check.sh
@@ -135,6 +132,10 @@
  *   BROKEN=5  rd_timed_out leaves RPARKED set when the last reader times
  *             out: a trace of the timeout (assertion violated: the bits
  *             monitor, or the final word).
+ *   BROKEN=6  the timeout rule before the fix: a writer that times out
+ *             hands the lock to the parked readers although another
+ *             writer claims it with WWAIT: a second reader phase while
+ *             that writer waits (assertion violated: rph<=1).
  */
 
 #ifndef NW
@@ -158,12 +159,21 @@
 #define RWAIT 16
 #define ONE 32
 #define READERS(s) ((s) & 224)
+/* The fast path (a reader's first look): nobody holds or waits to
+ * write.  The slow path: readers that saw a writer hold the lock during
+ * this call (waited) may also enter past parked writers while RWAIT is
+ * set, the claim of the readers who waited through that hold. */
+#define MAY_ENTER_FRESH(s) (!((s) & (WRITER | WWAIT | WPARKED)))
 #if BROKEN == 4
-#define MAY_ENTER(s) \
-	(!((s) & WRITER) && (!((s) & WPARKED) || ((s) & RWAIT)))
-#else
-#define MAY_ENTER(s) \
+#define MAY_ENTER(s, waited) \
+	(!((s) & WRITER) && (!((s) & WPARKED) || ((waited) && ((s) & RWAIT))))
+#elif defined(OLD_ENTRY)
+#define MAY_ENTER(s, waited) \
 	(!((s) & (WRITER | WWAIT)) && (!((s) & WPARKED) || ((s) & RWAIT)))
+#else
+#define MAY_ENTER(s, waited) \
+	(!((s) & (WRITER | WWAIT)) && \
+	    (!((s) & WPARKED) || ((waited) && ((s) & RWAIT))))
 #endif
 
 #define TOKEN_DEFAULT 0
@@ -196,7 +206,6 @@ byte finished = 0;  /* threads that have done their ITER rounds */
 #define WAITING (wqlen > 0 || (state & WWAIT))
 byte rph = 0;
 bool pw = false, win = false, rin = false;
-bool exempt = false; /* readers_enter by a writer that timed out (below) */
 #ifdef ARRIVAL
 byte late = 0;      /* readers that arrived while a writer waited */
 #endif
@@ -215,7 +224,7 @@ inline fair()
 			:: else
 			fi;
 			if
-			:: READERS(state) > 0 && !rin && !exempt -> rph++
+			:: READERS(state) > 0 && !rin -> rph++
 			:: else
 			fi
 		fi
@@ -248,7 +257,7 @@ inline arrive(x)
 inline entered(x)
 {
 #ifdef ARRIVAL
-	assert(exempt || !(late & (1 << x)));
+	assert(!(late & (1 << x)));
 #endif
 	skip
 }
@@ -296,11 +305,10 @@ inline readers_enter(fw)
 			/* readers_enter_callback */
 #if BROKEN == 3
 			handoff = true;
-#else
+#elif BROKEN == 6
 			handoff = fw || !(state & WRITER);
-#endif
-#ifndef STRICT_TIMEOUT
-			exempt = !fw;
+#else
+			handoff = fw || !(state & (WRITER | WWAIT));
 #endif
 			n = state & ~RPARKED;
 			if
@@ -327,8 +335,7 @@ inline readers_enter(fw)
 			k = 0;
 			state = n;
 			n = 0;
-			fair();
-			exempt = false
+			fair()
 		:: else
 		fi;
 		handoff = false
@@ -353,13 +360,14 @@ inline readers_enter(fw)
 proctype Reader(byte me)
 {
 	byte round = 0;
-	bool got, timed, may_time_out, brk, handoff, have_more;
+	bool got, timed, may_time_out, brk, handoff, have_more, waited;
 	byte s, n, res, k, w, wl;
 
 	do
 	:: round == ITER -> break
 	:: round < ITER ->
 		round++;
+		waited = false;
 		if
 		:: timed = true
 		:: timed = false
@@ -369,7 +377,11 @@ proctype Reader(byte me)
 		atomic {
 			arrive(me);
 			if
-			:: MAY_ENTER(state) ->
+#ifdef OLD_ENTRY
+			:: MAY_ENTER(state, true) ->
+#else
+			:: MAY_ENTER_FRESH(state) ->
+#endif
 				state = state + ONE;
 				entered(me);
 				fair();
@@ -386,7 +398,11 @@ proctype Reader(byte me)
 		s = state;
 rloop:
 		if
-		:: MAY_ENTER(s) ->
+		:: s & WRITER -> waited = true
+		:: else
+		fi;
+		if
+		:: MAY_ENTER(s, waited) ->
 			atomic {
 				if
 				:: state == s ->
@@ -445,7 +461,7 @@ rloop:
 		d_step {
 			/* rd_validate */
 			if
-			:: MAY_ENTER(state) -> res = R_INVALID
+			:: MAY_ENTER(state, waited) -> res = R_INVALID
 			:: else ->
 #if BROKEN != 1
 				state = state | RPARKED;

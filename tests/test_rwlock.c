@@ -1072,3 +1072,71 @@ Test(rwlock, no_lost_wakeup, .timeout = 60)
 	    (unsigned long)state_of(&x.l));
 	cr_assert(count_parked(&x.l) == 0 && count_parked(WKEY(&x.l)) == 0);
 }
+
+/* ------------------------------------------------------------------ */
+/* A reader who arrives while a writer is parked queues behind it, even
+ * while RWAIT, the claim of the readers who waited through the last
+ * writer's hold, is still on the word (they are inside).  Before, every
+ * reader arriving while those overlapped entered, and the parked writer
+ * waited for a reader phase of any length (found by model/rwlock.pml
+ * -DARRIVAL).                                                          */
+
+static pl_rwlock_t arr;
+
+static void *
+arr_writer(void *arg)
+{
+	(void)arg;
+	pl_rwlock_wrlock(&arr);
+	pl_rwlock_wrunlock(&arr);
+	return NULL;
+}
+
+struct arr_try {
+	bool got;
+};
+
+static void *
+arr_newcomer(void *arg)
+{
+	struct arr_try *t = arg;
+	t->got = pl_rwlock_tryrdlock(&arr);
+	if (t->got)
+		pl_rwlock_rdunlock(&arr);
+	return NULL;
+}
+
+Test(rwlock, arriving_reader_queues_behind_a_parked_writer, .timeout = 30)
+{
+	/* This thread is a reader who waited through a writer's hold and
+	 * got in on its claim: the word the model's trail reaches (one
+	 * reader, RWAIT), set here directly because the spin that leads
+	 * there is a race. */
+	__atomic_store_n(&arr.state,
+	    PL_RWLOCK_ONE_READER | PL_RWLOCK_READER_WAITING, __ATOMIC_RELAXED);
+
+	/* A writer that does not spin parks behind it, without WWAIT. */
+	struct pl_tuning saved, t;
+	pl_tuning_get(&saved);
+	t = saved;
+	t.spin_limit = 0;
+	t.yield_limit = 0;
+	pl_tuning_set(&t);
+	pthread_t w = tu_spawn(arr_writer, NULL);
+	ASSERT_PARKED((const char *)&arr + 1, 1);
+	pl_tuning_set(&saved);
+	uintptr_t s = __atomic_load_n(&arr.state, __ATOMIC_RELAXED);
+	cr_assert(s == (PL_RWLOCK_ONE_READER | PL_RWLOCK_READER_WAITING |
+	                   PL_RWLOCK_WRITER_PARKED),
+	    "word %#lx", (unsigned long)s);
+
+	/* A reader arriving now must wait for the writer. */
+	struct arr_try nc = { false };
+	tu_join(tu_spawn(arr_newcomer, &nc));
+	pl_rwlock_rdunlock(&arr); /* the last reader hands it to the writer */
+	tu_join(w);
+	cr_assert(!nc.got, "a reader that arrived while a writer was parked "
+	    "entered before it");
+	cr_assert(arr.state == 0, "word %#lx at the end",
+	    (unsigned long)arr.state);
+}

@@ -51,12 +51,12 @@ typedef struct {
 #define PL_RWLOCK_WRITER_WAITING ((uintptr_t)8)
 #define PL_RWLOCK_READER_WAITING ((uintptr_t)16)
 #define PL_RWLOCK_ONE_READER ((uintptr_t)32)
-/* Whether a reader may enter a lock in state s: no writer holds it or
- * waits for it, unless readers waited through the last writer's hold. */
+/* Whether an arriving reader may enter a lock in state s: no writer
+ * holds it or waits for it.  (The slow path also lets in, past parked
+ * writers, the readers that waited through a writer's hold: lib/rwlock.c.) */
 #define PL_RWLOCK_READER_MAY_ENTER(s) \
-	(!((s) & (PL_RWLOCK_WRITER | PL_RWLOCK_WRITER_WAITING)) && \
-	    (!((s) & PL_RWLOCK_WRITER_PARKED) || \
-	        ((s) & PL_RWLOCK_READER_WAITING)))
+	(!((s) & (PL_RWLOCK_WRITER | PL_RWLOCK_WRITER_WAITING | \
+	    PL_RWLOCK_WRITER_PARKED)))
 /* Reader counts at or above this take the slow path, which aborts rather
  * than let the count wrap (2^26 readers on 32 bits, 2^58 on 64). */
 #define PL_RWLOCK_READERS_MAX (UINTPTR_MAX / 2 & ~(PL_RWLOCK_ONE_READER - 1))
