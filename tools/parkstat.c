@@ -1354,9 +1354,9 @@ run(char **argv)
 		}
 		if (pidfd >= 0) {
 			struct pollfd p = { pidfd, POLLIN, 0 };
-			poll(&p, 1, 200);
+			poll(&p, 1, 50);
 		} else {
-			struct timespec ts = { 0, 200000000 };
+			struct timespec ts = { 0, 50000000 };
 			nanosleep(&ts, NULL);
 		}
 	}
