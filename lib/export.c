@@ -21,13 +21,19 @@
  * bounded table of the most contended addresses (open addressing, claimed
  * with a CAS, counts added with relaxed atomics), the table and tuning in
  * force.  pli_export_park and pli_export_requeue run with no bucket lock
- * held; they name an address when they claim its slot, with dladdr1 (a
- * dynamic symbol: "symbol" or "symbol+0xoff"), and else record the object
- * that holds the address, for parkstat to look the address up in that
- * file's symbol table.  pli_export_wait runs with a bucket lock held: it
- * never names (dladdr takes the loader's lock), and a slot it claims is
- * named by the next park or requeue on the address, or at exit.
- *
+ * held, pli_export_wait with one; all three run inside a lock operation,
+ * where the caller may hold locks of its own (a condition wait parks
+ * holding the user's mutex until it is queued; a thread blocked on one
+ * mutex may hold others).  So the hooks record the address and counts,
+ * and nothing else: no naming.  dladdr, or anything else that takes the
+ * dynamic loader's lock, would deadlock against a dlopen whose
+ * constructor takes a lock the parking thread holds.  parkstat names the
+ * addresses itself, from /proc/PID/maps and the symbol tables of the
+ * mapped files; for a process that has exited, whose maps are gone, the
+ * exit handler saves the lines of /proc/self/maps it needs into the
+ * object first (save_maps: plain reads, at a point where no lock of the
+ * user and none of the parking lot is held).
+
  * Per-address queued_now is +1 at each park, -n/+n at each requeue, -1
  * when a thread leaves the queue; for threads that were already parked
  * when the export began it is only approximate (it can go below zero;
@@ -41,10 +47,8 @@
  * the private memory that then replaces the object.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,73 +192,6 @@ slot_of(struct plx_shm *s, const void *addr, bool claim)
 	return NULL;
 }
 
-/* The modules[] entry of the object lm, added if new; -1 if full. */
-static int32_t
-module_of(struct plx_shm *s, const struct link_map *lm)
-{
-	char path[PLX_PATHLEN];
-	if (lm->l_name && lm->l_name[0]) {
-		snprintf(path, sizeof path, "%s", lm->l_name);
-	} else {
-		/* The executable: its link_map has no name. */
-		ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-		if (n <= 0)
-			return -1;
-		path[n] = '\0';
-	}
-	uint64_t bias = (uint64_t)lm->l_addr;
-	for (int32_t i = 0; i < PLX_NMODULES; i++) {
-		struct plx_module *m = &s->modules[i];
-		uint32_t st = __atomic_load_n(&m->state, __ATOMIC_ACQUIRE);
-		if (st == 2 && m->bias == bias && strcmp(m->path, path) == 0)
-			return i;
-		if (st == 0 &&
-		    __atomic_compare_exchange_n(&m->state, &st, 1, false,
-		        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-			m->bias = bias;
-			memcpy(m->path, path, sizeof path);
-			__atomic_store_n(&m->state, 2, __ATOMIC_RELEASE);
-			return i;
-		}
-		/* Being written by another thread (state 1): if it is the
-		 * same object, there will be two entries; harmless. */
-	}
-	return -1;
-}
-
-/* Name the address of a claimed slot, once.  Never with a bucket lock
- * held: dladdr1 takes the dynamic loader's lock. */
-static void
-slot_name(struct plx_shm *s, struct plx_slot *sl, const void *addr)
-{
-	uint32_t st = 0;
-	if (__atomic_load_n(&sl->name_state, __ATOMIC_RELAXED) != 0 ||
-	    !__atomic_compare_exchange_n(&sl->name_state, &st, 1, false,
-	        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return;
-	char name[PLX_SYMLEN] = "";
-	int32_t module = -1;
-	Dl_info info;
-	struct link_map *lm = NULL;
-	if (dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP) != 0) {
-		if (info.dli_sname && info.dli_saddr) {
-			uintptr_t off =
-			    (uintptr_t)addr - (uintptr_t)info.dli_saddr;
-			if (off)
-				snprintf(name, sizeof name, "%s+0x%zx",
-				    info.dli_sname, (size_t)off);
-			else
-				snprintf(
-				    name, sizeof name, "%s", info.dli_sname);
-		}
-		if (lm)
-			module = module_of(s, lm);
-	}
-	memcpy(sl->name, name, sizeof name);
-	sl->module = module;
-	__atomic_store_n(&sl->name_state, 2, __ATOMIC_RELEASE);
-}
-
 /* ---- the hooks (see export.h) ----------------------------------------- */
 
 void
@@ -267,7 +204,6 @@ pli_export_park(const void *addr, size_t len)
 		add64(&sl->parks, 1);
 		__atomic_fetch_add(&sl->queued_now, 1, __ATOMIC_RELAXED);
 		max64(&sl->max_queue, len);
-		slot_name(s, sl, addr);
 	} else {
 		add64(&s->h.overflow_parks, 1);
 	}
@@ -305,7 +241,6 @@ pli_export_requeue(const void *from, const void *to, size_t n, size_t len)
 		__atomic_fetch_add(
 		    &sl->queued_now, (int64_t)n, __ATOMIC_RELAXED);
 		max64(&sl->max_queue, len);
-		slot_name(s, sl, to);
 	} else {
 		add64(&s->h.overflow_requeued, n);
 	}
@@ -586,22 +521,187 @@ export_stop(void)
 	return 0;
 }
 
-/* Name the slots claimed by pli_export_wait that no park named. */
-static void
-name_pending(struct plx_shm *s)
+/* /proc/self/maps, a line at a time (lines too long for buf are cut). */
+struct maps_reader {
+	int fd;
+	size_t pos, len;
+	char buf[4096];
+};
+
+static bool
+maps_line(struct maps_reader *r, char *line, size_t cap)
 {
-	for (size_t i = 0; i < PLX_NSLOTS; i++) {
-		struct plx_slot *sl = &s->slots[i];
-		uint64_t a = __atomic_load_n(&sl->addr, __ATOMIC_ACQUIRE);
-		if (a &&
-		    __atomic_load_n(&sl->name_state, __ATOMIC_ACQUIRE) == 0)
-			slot_name(s, sl, (const void *)(uintptr_t)a);
+	size_t n = 0;
+	for (;;) {
+		if (r->pos == r->len) {
+			ssize_t got = read(r->fd, r->buf, sizeof r->buf);
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0) {
+				line[n] = '\0';
+				return n > 0;
+			}
+			r->pos = 0;
+			r->len = (size_t)got;
+		}
+		char c = r->buf[r->pos++];
+		if (c == '\n') {
+			line[n] = '\0';
+			return true;
+		}
+		if (n + 1 < cap)
+			line[n++] = c;
 	}
 }
 
-/* At normal exit: final figures, then remove the object unless parkstat
- * asked to keep it.  Other threads may still be running: nothing is
- * unmapped. */
+/* Of a maps line: its range, whether it is a file's own (private)
+ * mapping, as ELF segments are, and its path ("" for anonymous memory;
+ * "[heap]" and the like). */
+static const char *
+maps_parse(const char *line, uint64_t *start, uint64_t *end, bool *private)
+{
+	char *p;
+	*start = strtoull(line, &p, 16);
+	*end = *p == '-' ? strtoull(p + 1, &p, 16) : 0;
+	while (*p == ' ')
+		p++;
+	*private = strlen(p) > 4 && p[3] == 'p';
+	/* perms, offset, dev, inode: four fields. */
+	for (int f = 0; f < 4; f++) {
+		while (*p == ' ')
+			p++;
+		while (*p && *p != ' ')
+			p++;
+	}
+	while (*p == ' ')
+		p++;
+	return p;
+}
+
+/* A file whose symbols parkstat can read: mapped privately (as ELF
+ * segments are), and still there. */
+static bool
+maps_elf(const char *path, bool private)
+{
+	size_t n = strlen(path);
+	return *path == '/' && private &&
+	    !(n > 10 && strcmp(path + n - 10, " (deleted)") == 0);
+}
+
+static uint64_t
+path_hash(const char *p)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+	while (*p)
+		h = (h ^ (unsigned char)*p++) * 0x100000001b3ull;
+	return h;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+#define MAPS_FILES 64 /* files saved at most */
+
+/*
+ * At exit: save in s->maps the lines of /proc/self/maps that parkstat
+ * needs to name the claimed addresses once the process is gone: every
+ * line of each ELF file (maps_elf) that holds one, and the lines right
+ * after those that are anonymous or shared (the .bss past a file's last
+ * page, and what is mapped over it, such as our counters page).  An
+ * address in such a line counts for the file mapped privately below it.
+ * Reads only: no call into the dynamic loader, no lock but export_lock.
+ * Two passes over the file; a mapping that changes between them only
+ * costs a name.
+ */
+static void
+save_maps(struct plx_shm *s)
+{
+	static uint64_t addrs[PLX_NSLOTS];
+	static char line[4096 + 128]; /* PATH_MAX, and the fields before */
+	static struct maps_reader r;
+	uint64_t files[MAPS_FILES];
+	size_t na = 0, nf = 0, i = 0, len = 0;
+	for (size_t k = 0; k < PLX_NSLOTS; k++) {
+		uint64_t a =
+		    __atomic_load_n(&s->slots[k].addr, __ATOMIC_ACQUIRE);
+		if (a)
+			addrs[na++] = a;
+	}
+	if (na == 0)
+		return;
+	qsort(addrs, na, sizeof *addrs, cmp_u64);
+
+	/* Pass 1: the files that hold an address (lines come in address
+	 * order, as the addresses now do). */
+	r.fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (r.fd < 0)
+		return;
+	r.pos = r.len = 0;
+	uint64_t file = 0; /* hash of the file mapped last, 0: none */
+	while (i < na && maps_line(&r, line, sizeof line)) {
+		uint64_t start, end;
+		bool private;
+		const char *path = maps_parse(line, &start, &end, &private);
+		if (maps_elf(path, private))
+			file = path_hash(path);
+		else if (*path && (*path != '/' || private))
+			file = 0; /* [heap], a deleted file: nobody's .bss */
+		while (i < na && addrs[i] < start)
+			i++;
+		bool hit = false;
+		while (i < na && addrs[i] < end) {
+			hit = true;
+			i++;
+		}
+		size_t k = 0;
+		while (k < nf && files[k] != file)
+			k++;
+		if (hit && file && k == nf && nf < MAPS_FILES)
+			files[nf++] = file;
+	}
+	close(r.fd);
+	if (nf == 0)
+		return;
+
+	/* Pass 2: their lines, and the lines that continue them. */
+	r.fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (r.fd < 0)
+		return;
+	r.pos = r.len = 0;
+	bool kept = false; /* the line before was saved */
+	uint64_t prev_end = 0;
+	while (maps_line(&r, line, sizeof line)) {
+		uint64_t start, end;
+		bool private;
+		const char *path = maps_parse(line, &start, &end, &private);
+		bool keep = false;
+		if (maps_elf(path, private)) {
+			uint64_t h = path_hash(path);
+			for (size_t k = 0; k < nf && !keep; k++)
+				keep = files[k] == h;
+		}
+		if (!keep && (*path == '\0' || (*path == '/' && !private)))
+			keep = kept && start == prev_end;
+		kept = keep;
+		prev_end = end;
+		size_t n = strlen(line);
+		if (!keep || n + 1 > PLX_MAPSLEN - len)
+			continue;
+		memcpy(s->maps + len, line, n);
+		s->maps[len + n] = '\n';
+		len += n + 1;
+	}
+	close(r.fd);
+	__atomic_store_n(&s->h.maps_len, (uint32_t)len, __ATOMIC_RELEASE);
+}
+
+/* At normal exit: final figures and the maps that name the addresses,
+ * then remove the object unless parkstat asked to keep it.  Other threads
+ * may still be running: nothing is unmapped. */
 static void
 export_exit(void)
 {
@@ -614,7 +714,7 @@ export_exit(void)
 		/* Not the tuning: reading it here would read the topology
 		 * in a program that never contended; each park refreshes
 		 * it. */
-		name_pending(s);
+		save_maps(s);
 		__atomic_store_n(&s->h.end_ns, pli_now_ns(), __ATOMIC_RELAXED);
 		__atomic_store_n(&s->h.state, PLX_EXITED, __ATOMIC_RELEASE);
 		if (!keep_object)

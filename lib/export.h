@@ -24,7 +24,14 @@
  * field: a report is not an atomic snapshot across fields.  The object is
  * valid once magic reads PLX_MAGIC; a reader must check version, sizes and
  * the counters layout fields before trusting anything else.  A change to
- * any structure here is a new PLX_VERSION.
+ * any structure here is a new PLX_VERSION, and parkstat refuses a version
+ * other than its own.
+ *
+ * Names.  The object holds addresses, never names: the hooks run inside
+ * lock operations, where looking a name up (dladdr: the dynamic loader's
+ * lock) could deadlock.  parkstat names them from /proc/PID/maps, or,
+ * once the process is gone, from the lines of its maps that the exit
+ * handler saved in maps[].
  */
 #ifndef PARKINGLOT_EXPORT_H
 #define PARKINGLOT_EXPORT_H
@@ -33,7 +40,7 @@
 #include <stdint.h>
 
 #define PLX_MAGIC UINT64_C(0x0053544154534c50) /* "PLSTATS\0" */
-#define PLX_VERSION 1
+#define PLX_VERSION 2 /* 2: the library names nothing (see plx_slot) */
 
 #define PLX_NAME_FMT "/parkinglot.%ld"       /* shm_open name, from the pid */
 #define PLX_ENV "PARKINGLOT_STATS"           /* 1: export from load on */
@@ -81,9 +88,9 @@ enum plx_counter {
  * overflow fields of the header. */
 #define PLX_NSLOTS 256
 #define PLX_PROBES 32
-#define PLX_SYMLEN 128
-#define PLX_NMODULES 32
 #define PLX_PATHLEN 256
+/* Room for the lines of /proc/self/maps saved at exit (plx_shm.maps). */
+#define PLX_MAPSLEN ((size_t)64 * 1024)
 
 enum plx_state {
 	PLX_RUNNING = 1, /* the process exports */
@@ -119,6 +126,10 @@ struct plx_header {
 	uint64_t overflow_requeued;
 	uint64_t slots_used;       /* slots claimed */
 	char command[PLX_PATHLEN]; /* /proc/self/cmdline, spaces for NULs */
+	/* Bytes of maps[] written at exit, stored (release) before state
+	 * becomes PLX_EXITED; 0 before, or if none was saved. */
+	uint32_t maps_len;
+	uint32_t pad;
 };
 
 /* Histograms, striped like the counters (by CPU) and summed on read. */
@@ -127,39 +138,36 @@ struct plx_hist {
 	uint64_t wait[PLX_WBINS];
 } __attribute__((aligned(128)));
 
-/* A loaded object (executable or shared library) that holds a contended
- * address without a dynamic symbol: parkstat looks the address up in the
- * object's own symbol table. */
-struct plx_module {
-	uint64_t bias;  /* load bias: symbol value + bias = address */
-	uint32_t state; /* 0 free, 1 being written, 2 ready (release) */
-	uint32_t pad;
-	char path[PLX_PATHLEN];
-};
-
+/* A contended address: figures only.  Nothing in the object names it;
+ * parkstat names it from the maps of the process and the symbol tables
+ * of the mapped files (never the library: naming takes the dynamic
+ * loader's lock, which no lock operation may wait for). */
 struct plx_slot {
-	uint64_t addr;         /* 0: free; claimed once with a CAS */
-	uint64_t parks;        /* threads parked on it */
-	uint64_t waits;        /* threads that left its queue, woken or not */
-	uint64_t wait_ns;      /* the time those spent queued */
-	uint64_t requeued_in;  /* threads requeued onto it */
-	int64_t queued_now;    /* threads in its queue now (see export.c) */
-	uint64_t max_queue;    /* longest queue seen at a park or requeue */
-	uint32_t name_state;   /* 0 not looked up, 1 being written, 2 done */
-	int32_t module;        /* index in modules[], -1 if none */
-	char name[PLX_SYMLEN]; /* "symbol" or "symbol+0x10"; "" unknown */
+	uint64_t addr;        /* 0: free; claimed once with a CAS */
+	uint64_t parks;       /* threads parked on it */
+	uint64_t waits;       /* threads that left its queue, woken or not */
+	uint64_t wait_ns;     /* the time those spent queued */
+	uint64_t requeued_in; /* threads requeued onto it */
+	int64_t queued_now;   /* threads in its queue now (see export.c) */
+	uint64_t max_queue;   /* longest queue seen at a park or requeue */
+	uint64_t pad;
 } __attribute__((aligned(64)));
 
 struct plx_shm {
 	struct plx_header h;
 	struct plx_hist hist[PLX_NSTRIPES];
-	struct plx_module modules[PLX_NMODULES];
 	struct plx_slot slots[PLX_NSLOTS];
+	/* Written once, at normal exit (h.maps_len bytes, not NUL-ended):
+	 * the lines of /proc/self/maps of the files that hold a claimed
+	 * address, and the anonymous mappings right after them (their
+	 * .bss), in the kernel's format, so that parkstat can name the
+	 * addresses of a process that is gone. */
+	char maps[PLX_MAPSLEN];
 };
 
 _Static_assert(sizeof(struct plx_shm) <= PLX_COUNTERS_OFF,
     "struct plx_shm overlaps the counters page");
-_Static_assert(sizeof(struct plx_slot) == 192, "plx_slot layout");
+_Static_assert(sizeof(struct plx_slot) == 64, "plx_slot layout");
 
 #ifndef PLX_LAYOUT_ONLY
 /* ---- the library side ------------------------------------------------ */

@@ -3,11 +3,12 @@
  * The live export of the statistics (pl_stats_export, lib/export.c): the
  * object's name, mode and lifetime, its counters against pl_stats_get
  * (exactly, also while the export is switched on and off under load), the
- * histograms, the per-address table and its names, reset, and fork.
- * tools/parkstat itself is tested by tests/parkstat.sh.
- *
- * The suite is linked with -export-dynamic, so dladdr names its globals.
+ * histograms, the per-address table, the maps saved at exit for
+ * parkstat to name the addresses with, reset, fork, and that no lock
+ * operation waits for the dynamic loader's lock.  tools/parkstat itself
+ * (and how it names addresses) is tested by tests/parkstat.sh.
  */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -21,7 +22,6 @@ TU_CRITERION_MAIN_SERIAL()
 
 TestSuite(export, .timeout = 60);
 
-/* Global, so that dladdr finds them (the suite exports its symbols). */
 pl_mutex_t export_hot_lock;
 struct {
 	long pad;
@@ -91,10 +91,6 @@ assert_counters_match(const struct plx_shm *s)
 	cr_assert(maxq == st.max_queue_len);
 	cr_assert(s->h.buckets == st.buckets);
 }
-
-#define ASSERT_NAME(got, want)                                                 \
-	cr_assert(                                                             \
-	    strcmp((got), (want)) == 0, "named '%s', not '%s'", (got), (want))
 
 static const struct plx_slot *
 find_slot(const struct plx_shm *s, const void *addr)
@@ -254,7 +250,7 @@ Test(export, counters_are_those_of_pl_stats_get)
 	unmap(s);
 }
 
-Test(export, addresses_are_counted_and_named)
+Test(export, addresses_are_counted)
 {
 	cr_assert(pl_stats_export(true) == 0);
 	const struct plx_shm *s = map_self();
@@ -267,30 +263,16 @@ Test(export, addresses_are_counted_and_named)
 
 	const struct plx_slot *sl = find_slot(s, &export_hot_lock);
 	cr_assert(sl, "no slot for export_hot_lock");
-	cr_assert(sl->name_state == 2);
-	ASSERT_NAME(sl->name, "export_hot_lock");
-	cr_assert(sl->module >= 0 && sl->module < PLX_NMODULES);
-	const struct plx_module *mod = &s->modules[sl->module];
-	cr_assert(mod->state == 2);
-	cr_assert(
-	    strstr(mod->path, "test_export") != NULL, "module '%s'", mod->path);
 	cr_assert(sl->parks > 0);
 	cr_assert(sl->waits == sl->parks, "waits %llu parks %llu",
 	    (unsigned long long)sl->waits, (unsigned long long)sl->parks);
 	cr_assert(sl->wait_ns > 0 && sl->max_queue >= 1);
 	cr_assert(sl->queued_now == 0);
 
-	sl = find_slot(s, &export_struct.m);
-	cr_assert(sl, "no slot for export_struct.m");
-	char want[64];
-	snprintf(want, sizeof want, "export_struct+0x%zx",
-	    (size_t)((char *)&export_struct.m - (char *)&export_struct));
-	ASSERT_NAME(sl->name, want);
-
-	sl = find_slot(s, heap);
-	cr_assert(sl, "no slot for the heap mutex");
-	cr_assert(sl->name_state == 2 && sl->name[0] == '\0');
-	cr_assert(sl->module == -1);
+	cr_assert(
+	    find_slot(s, &export_struct.m), "no slot for export_struct.m");
+	cr_assert(find_slot(s, heap), "no slot for the heap mutex");
+	cr_assert(s->h.maps_len == 0, "maps saved before the exit");
 
 	/* The slots add up to the totals (nothing overflowed here). */
 	uint64_t parks = 0, waits = 0, wait_ns = 0;
@@ -311,7 +293,7 @@ Test(export, addresses_are_counted_and_named)
 }
 
 /* Condition variable broadcast: the waiters move to the mutex. */
-pl_mutex_t cv_mutex; /* global: named by dladdr */
+static pl_mutex_t cv_mutex;
 static pl_cond_t cv;
 static int cv_go, cv_waiting;
 
@@ -351,11 +333,116 @@ Test(export, requeues_move_the_queue)
 		const struct plx_slot *m = find_slot(s, &cv_mutex);
 		cr_assert(m && m->requeued_in == st.requeues);
 		cr_assert(m->queued_now == 0);
-		ASSERT_NAME(m->name, "cv_mutex");
 	}
 	assert_counters_match(s);
 	unmap(s);
 	cr_assert(pl_stats_export(false) == 0);
+}
+
+/*
+ * No lock operation calls into the dynamic loader.  A constructor of a
+ * dlopen()ed object runs with the loader's lock held; if it takes a user
+ * mutex M while the thread holding M is inside a lock operation that waits
+ * for the loader's lock (as dladdr does), neither goes on.  Here the
+ * constructor of tests/dlctor.so takes M, with a deadline, while the
+ * thread holding M parks on an address no park has seen before: on a
+ * condition variable (pl_cond_timedwait, which releases M only once
+ * queued) or on another mutex the constructor holds and releases once
+ * that thread is queued.  The constructor must get M: ETIMEDOUT is the
+ * deadlock.
+ */
+static pl_mutex_t dl_m;     /* M */
+static pl_mutex_t dl_other; /* held by the constructor's thread */
+static pl_cond_t dl_cond;
+static int dl_holding;       /* dl_holder holds M */
+static int dl_in_ctor;       /* the constructor runs */
+static int dl_done;          /* under M: dl_holder may return */
+static int dl_ctor_err = -1; /* the constructor's pl_mutex_timedlock */
+static bool dl_use_cond;     /* pl_cond_timedwait, else pl_mutex_lock */
+
+void export_dlctor_hook(void);
+
+/* Called by tests/dlctor.so's constructor, with the loader's lock held. */
+void
+export_dlctor_hook(void)
+{
+	__atomic_store_n(&dl_in_ctor, 1, __ATOMIC_RELEASE);
+	if (!dl_use_cond) {
+		wait_parked(&dl_other, 1, TU_WAIT_NS);
+		pl_mutex_unlock(&dl_other);
+	}
+	struct timespec d = tu_deadline_in(2 * TU_SEC);
+	int e = pl_mutex_timedlock(&dl_m, &d);
+	if (e == 0) {
+		dl_done = 1;
+		pl_cond_signal(&dl_cond);
+		pl_mutex_unlock(&dl_m);
+	}
+	__atomic_store_n(&dl_ctor_err, e, __ATOMIC_RELEASE);
+}
+
+static void *
+dl_holder(void *arg)
+{
+	(void)arg;
+	pl_mutex_lock(&dl_m);
+	__atomic_store_n(&dl_holding, 1, __ATOMIC_RELEASE);
+	int64_t end = tu_now_ns() + TU_WAIT_NS;
+	while (!__atomic_load_n(&dl_in_ctor, __ATOMIC_ACQUIRE) &&
+	    tu_now_ns() < end)
+		sched_yield();
+	if (dl_use_cond) {
+		struct timespec d = tu_deadline_in(TU_WAIT_NS);
+		while (!dl_done && pl_cond_timedwait(&dl_cond, &dl_m, &d) == 0)
+			;
+	} else {
+		pl_mutex_lock(&dl_other);
+		pl_mutex_unlock(&dl_other);
+	}
+	pl_mutex_unlock(&dl_m);
+	return NULL;
+}
+
+static void
+dlopen_while_parking(bool use_cond)
+{
+	cr_assert(access(DLCTOR_PATH, R_OK) == 0, "%s: %s", DLCTOR_PATH,
+	    strerror(errno));
+	cr_assert(pl_stats_export(true) == 0);
+	dl_use_cond = use_cond;
+	if (!use_cond)
+		pl_mutex_lock(&dl_other);
+	pthread_t t = tu_spawn(dl_holder, NULL);
+	int64_t end = tu_now_ns() + TU_WAIT_NS;
+	while (!__atomic_load_n(&dl_holding, __ATOMIC_ACQUIRE) &&
+	    tu_now_ns() < end)
+		sched_yield();
+	cr_assert(dl_holding, "the holder never took M");
+	void *h = dlopen(DLCTOR_PATH, RTLD_NOW | RTLD_LOCAL);
+	cr_assert(h, "dlopen %s: %s", DLCTOR_PATH, dlerror());
+	int e = __atomic_load_n(&dl_ctor_err, __ATOMIC_ACQUIRE);
+	/* Whatever happened, let the holder go. */
+	pl_mutex_lock(&dl_m);
+	dl_done = 1;
+	pl_cond_signal(&dl_cond);
+	pl_mutex_unlock(&dl_m);
+	tu_join(t);
+	dlclose(h);
+	cr_assert(e == 0,
+	    "the constructor could not take M (%s): the thread holding M "
+	    "waited for the loader's lock inside a lock operation",
+	    strerror(e));
+	cr_assert(pl_stats_export(false) == 0);
+}
+
+Test(export, no_loader_lock_in_a_condition_wait)
+{
+	dlopen_while_parking(true);
+}
+
+Test(export, no_loader_lock_in_a_contended_lock)
+{
+	dlopen_while_parking(false);
 }
 
 Test(export, reset_clears_the_exported_figures)
@@ -370,7 +457,6 @@ Test(export, reset_clears_the_exported_figures)
 	cr_assert(sl->parks == 0 && sl->waits == 0 && sl->wait_ns == 0);
 	cr_assert(
 	    sl->addr == (uintptr_t)&export_hot_lock, "the slot stays claimed");
-	ASSERT_NAME(sl->name, "export_hot_lock");
 	for (unsigned i = 0; i < PLX_NSTRIPES; i++)
 		for (unsigned k = 0; k < PLX_QBINS; k++)
 			cr_assert(s->hist[i].queue[k] == 0);
@@ -488,4 +574,65 @@ Test(export, a_forked_child_starts_from_zero_and_exports_its_own)
 	assert_counters_match(s);
 	unmap(s);
 	cr_assert(pl_stats_export(false) == 0);
+}
+
+/* At exit, a process that keeps its object (as under parkstat) saves the
+ * lines of its maps that hold its addresses: all of the executable's for
+ * a global, and nothing of the heap's. */
+Test(export, exit_saves_the_maps_of_the_addresses)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	cr_assert(n > 0);
+	exe[n] = '\0';
+	fflush(NULL);
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		tu_child_watchdog(30);
+		char me[24];
+		snprintf(me, sizeof me, "%ld", (long)getpid());
+		if (setenv(PLX_ENV_KEEP, me, 1) != 0 ||
+		    pl_stats_export(true) != 0)
+			_exit(10);
+		static char a;
+		pl_mutex_t *heap = calloc(1, sizeof *heap);
+		struct timespec past = tu_deadline_in(-TU_MS);
+		pl_park(&a, NULL, NULL, NULL, NULL, 0, &past);
+		pl_park(heap, NULL, NULL, NULL, NULL, 0, &past);
+		exit(0);
+	}
+	int status;
+	cr_assert(tu_waitpid_bounded(pid, &status, TU_WAIT_NS));
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "child status %d", status);
+	char name[64];
+	snprintf(name, sizeof name, PLX_NAME_FMT, (long)pid);
+	int fd = shm_open(name, O_RDONLY, 0);
+	cr_assert(fd >= 0, "the child did not keep %s", name);
+	const struct plx_shm *s =
+	    mmap(NULL, PLX_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	shm_unlink(name);
+	cr_assert(s != MAP_FAILED);
+	cr_assert(s->h.state == PLX_EXITED && s->h.slots_used == 2);
+	size_t len = s->h.maps_len;
+	cr_assert(len > 0 && len <= PLX_MAPSLEN && s->maps[len - 1] == '\n',
+	    "maps_len %zu", len);
+	char *maps = strndup(s->maps, len);
+	cr_assert(maps);
+	/* Every line is the executable's, or continues one: anonymous, or
+	 * shared (the counters page, mapped over this suite's .bss). */
+	size_t exe_lines = 0;
+	for (char *l = strtok(maps, "\n"); l; l = strtok(NULL, "\n")) {
+		const char *path = strchr(l, '/');
+		bool shared = strstr(l, "-s ") != NULL;
+		cr_assert(path == NULL || shared || strcmp(path, exe) == 0,
+		    "saved a line of another file: %s", l);
+		cr_assert(strstr(l, "[heap]") == NULL, "saved the heap: %s", l);
+		exe_lines += path != NULL && !shared;
+	}
+	cr_assert(exe_lines >= 2, "%zu lines of %s", exe_lines, exe);
+	free(maps);
+	unmap(s);
 }

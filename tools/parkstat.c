@@ -23,13 +23,13 @@
  * line, 1 for anything else.
  *
  * parkstat never links the library: it maps the object read-only and
- * reads it with relaxed atomic loads, as the library writes it.  Names of
- * addresses come from the target (dladdr) or, for objects without dynamic
- * symbols (static variables, executables not linked with -rdynamic), from
- * the symbol table of the file that holds them, read here.
+ * reads it with relaxed atomic loads, as the library writes it.  The
+ * object holds addresses only: parkstat names them itself, from the
+ * target's maps and the symbol tables of the mapped files, with libdwfl
+ * (see "naming addresses" below).
  */
 #define _GNU_SOURCE
-#include <elf.h>
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -189,10 +189,6 @@ take_snap(const struct source *src, struct snap *sn)
 	copy_words(&sn->s, src->map, sizeof sn->s);
 	/* Strings end inside their arrays, whatever the object holds. */
 	sn->s.h.command[PLX_PATHLEN - 1] = '\0';
-	for (size_t i = 0; i < PLX_NMODULES; i++)
-		sn->s.modules[i].path[PLX_PATHLEN - 1] = '\0';
-	for (size_t i = 0; i < PLX_NSLOTS; i++)
-		sn->s.slots[i].name[PLX_SYMLEN - 1] = '\0';
 	const unsigned char *cp =
 	    (const unsigned char *)(uintptr_t)src->map + PLX_COUNTERS_OFF;
 	memset(sn->c, 0, sizeof sn->c);
@@ -334,136 +330,216 @@ attach(long pid, struct source *src)
 	}
 }
 
-/* ---- symbols from ELF files ------------------------------------------- */
+/* ---- naming addresses ------------------------------------------------- */
 
-struct elf_cache {
-	char path[PLX_PATHLEN];
-	bool tried;
-	const unsigned char *map;
+/*
+ * Addresses are named here, never in the target (lib/export.c says why):
+ * from the target's maps, in the kernel's format (/proc/PID/maps while it
+ * runs, else the lines its exit handler saved in the object, else the
+ * last copy read while it ran), and the symbol tables of the mapped files
+ * (.symtab where the file or its separate debug file has one, else
+ * .dynsym), read with libdwfl.  A module is a file's private mappings
+ * and the anonymous or shared mappings right after them (its .bss, and
+ * whatever is mapped over it).
+ */
+struct namer {
+	char *maps; /* the text the modules come from */
 	size_t len;
-	const Elf64_Sym *syms;
-	size_t nsyms;
-	const char *strtab;
-	size_t strsz;
+	Dwfl *dwfl; /* NULL: no modules */
 };
 
-static struct elf_cache elf_cache[PLX_NMODULES];
+static struct namer namer;
 
-static void
-elf_load(struct elf_cache *e)
+/* The paths come from the target: open nothing but a regular file, and
+ * never block on one that is not. */
+static int
+find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
+    Dwarf_Addr base, char **file_name, Elf **elfp)
 {
-	e->tried = true;
-	/* The path comes from the target: open nothing but a regular
-	 * file, and never block on one that is not. */
-	int fd = open(e->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return;
+	(void)mod;
+	(void)userdata;
+	(void)base;
+	(void)elfp;
+	int fd = open(modname, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    (size_t)st.st_size < sizeof(Elf64_Ehdr)) {
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return;
+		return -1;
 	}
-	const unsigned char *m =
-	    mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return;
-	size_t len = (size_t)st.st_size;
-	const Elf64_Ehdr *eh = (const void *)m;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff == 0 ||
-	    eh->e_shoff > len ||
-	    (len - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
-		goto fail;
-	const Elf64_Shdr *sh = (const void *)(m + eh->e_shoff);
-	const Elf64_Shdr *best = NULL;
-	for (unsigned i = 0; i < eh->e_shnum; i++)
-		if (sh[i].sh_type == SHT_SYMTAB ||
-		    (sh[i].sh_type == SHT_DYNSYM && best == NULL))
-			best = &sh[i];
-	if (best == NULL || best->sh_link >= eh->e_shnum ||
-	    best->sh_offset > len || best->sh_size > len - best->sh_offset ||
-	    best->sh_entsize != sizeof(Elf64_Sym))
-		goto fail;
-	const Elf64_Shdr *str = &sh[best->sh_link];
-	if (str->sh_offset > len || str->sh_size > len - str->sh_offset ||
-	    str->sh_size == 0)
-		goto fail;
-	e->map = m;
-	e->len = len;
-	e->syms = (const void *)(m + best->sh_offset);
-	e->nsyms = best->sh_size / sizeof(Elf64_Sym);
-	e->strtab = (const char *)(m + str->sh_offset);
-	e->strsz = str->sh_size;
-	return;
-fail:
-	munmap((void *)m, len);
+	*file_name = strdup(modname);
+	return fd;
 }
 
-/* The data symbol of path that holds the link-time address off, as
- * "name" or "name+0xN"; false if none. */
-static bool
-elf_symbol(const char *path, uint64_t off, char *out, size_t outlen)
+static char *debuginfo_path;
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/* Of a maps line: its range, whether it is private, and its path. */
+static const char *
+maps_parse(const char *line, uint64_t *start, uint64_t *end, bool *private)
 {
-	struct elf_cache *e = NULL;
-	for (size_t i = 0; i < PLX_NMODULES; i++) {
-		if (elf_cache[i].path[0] == '\0') {
-			snprintf(elf_cache[i].path, sizeof elf_cache[i].path,
-			    "%s", path);
-			e = &elf_cache[i];
-			break;
-		}
-		if (strcmp(elf_cache[i].path, path) == 0) {
-			e = &elf_cache[i];
-			break;
-		}
+	char *p;
+	*start = strtoull(line, &p, 16);
+	*end = *p == '-' ? strtoull(p + 1, &p, 16) : 0;
+	while (*p == ' ')
+		p++;
+	*private = strlen(p) > 4 && p[3] == 'p';
+	for (int f = 0; f < 4; f++) { /* perms, offset, dev, inode */
+		while (*p == ' ')
+			p++;
+		while (*p && *p != ' ')
+			p++;
 	}
-	if (e == NULL)
+	while (*p == ' ')
+		p++;
+	return p;
+}
+
+/* Use the maps text (len bytes) from now on, unless it is the same. */
+static void
+namer_set(struct namer *nm, const char *text, size_t len)
+{
+	if (nm->maps && nm->len == len && memcmp(nm->maps, text, len) == 0)
+		return;
+	free(nm->maps);
+	if (nm->dwfl)
+		dwfl_end(nm->dwfl);
+	nm->dwfl = NULL;
+	nm->len = 0;
+	nm->maps = malloc(len + 1);
+	if (nm->maps == NULL)
+		return;
+	memcpy(nm->maps, text, len);
+	nm->maps[len] = '\0';
+	nm->len = len;
+	nm->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (nm->dwfl == NULL)
+		return;
+	dwfl_report_begin(nm->dwfl);
+	char cur[PATH_MAX] = ""; /* the module being gathered */
+	uint64_t lo = 0, hi = 0;
+	for (char *l = nm->maps, *next; *l; l = next) {
+		char *nl = strchr(l, '\n');
+		next = nl ? nl + 1 : l + strlen(l);
+		if (nl)
+			*nl = '\0';
+		uint64_t start, end;
+		bool private;
+		const char *path = maps_parse(l, &start, &end, &private);
+		bool file = *path == '/' && private &&
+		    strstr(path, " (deleted)") == NULL;
+		if (cur[0] && start == hi &&
+		    (file ? strcmp(path, cur) == 0
+		          : *path == '\0' || (*path == '/' && !private))) {
+			hi = end;
+		} else {
+			if (cur[0])
+				dwfl_report_module(nm->dwfl, cur, lo, hi);
+			cur[0] = '\0';
+			if (file && strlen(path) < sizeof cur) {
+				memcpy(cur, path, strlen(path) + 1);
+				lo = start;
+				hi = end;
+			}
+		}
+		if (nl)
+			*nl = '\n';
+	}
+	if (cur[0])
+		dwfl_report_module(nm->dwfl, cur, lo, hi);
+	dwfl_report_end(nm->dwfl, NULL, NULL);
+}
+
+/* /proc/PID/maps, whole; false if it cannot be read or is empty (the
+ * process is gone, or a zombie). */
+static bool
+namer_read(struct namer *nm, long pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%ld/maps", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return false;
-	if (!e->tried)
-		elf_load(e);
-	if (e->syms == NULL)
-		return false;
-	const Elf64_Sym *hit = NULL;
-	for (size_t i = 0; i < e->nsyms; i++) {
-		const Elf64_Sym *s = &e->syms[i];
-		unsigned type = ELF64_ST_TYPE(s->st_info);
-		if (s->st_shndx == SHN_UNDEF || s->st_name == 0 ||
-		    s->st_name >= e->strsz ||
-		    (type != STT_OBJECT && type != STT_COMMON &&
-		        type != STT_NOTYPE))
+	size_t cap = 65536, len = 0;
+	char *buf = malloc(cap);
+	for (;;) {
+		if (buf == NULL)
+			break;
+		if (len == cap) {
+			char *b = realloc(buf, cap *= 2);
+			if (b == NULL) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = b;
+		}
+		ssize_t n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
 			continue;
-		bool in = s->st_size
-		    ? off >= s->st_value && off - s->st_value < s->st_size
-		    : off == s->st_value;
-		/* Prefer a sized object to a bare label at the same place. */
-		if (in && (hit == NULL || (hit->st_size == 0 && s->st_size)))
-			hit = s;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
 	}
-	if (hit == NULL)
-		return false;
-	const char *name = e->strtab + hit->st_name;
-	size_t maxlen = e->strsz - hit->st_name;
-	if (strnlen(name, maxlen) == maxlen)
-		return false;
-	if (off == hit->st_value)
-		snprintf(out, outlen, "%s", name);
+	close(fd);
+	bool ok = buf && len > 0;
+	if (ok)
+		namer_set(nm, buf, len);
+	free(buf);
+	return ok;
+}
+
+/* The maps to name the addresses of this snapshot with. */
+static void
+namer_update(struct namer *nm, const struct snap *sn)
+{
+	const struct plx_header *h = &sn->s.h;
+	size_t saved = h->maps_len < PLX_MAPSLEN ? h->maps_len : PLX_MAPSLEN;
+	if (h->state == PLX_EXITED && saved)
+		namer_set(nm, sn->s.maps, saved);
 	else
-		snprintf(
-		    out, outlen, "%s+0x%" PRIx64, name, off - hit->st_value);
-	return true;
+		namer_read(nm, (long)h->pid); /* else keep the last */
+}
+
+/* The symbol that holds addr, as "name" or "name+0xN" (out is "" if
+ * none), and the file mapped there (NULL if none). */
+static void
+namer_name(const struct namer *nm, uint64_t addr, char *out, size_t outlen,
+    const char **module)
+{
+	out[0] = '\0';
+	*module = NULL;
+	Dwfl_Module *m = nm->dwfl ? dwfl_addrmodule(nm->dwfl, addr) : NULL;
+	if (m == NULL)
+		return;
+	*module = dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	const char *name =
+	    dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL);
+	/* Inside a sized symbol, or at a bare label, as dladdr would. */
+	if (name == NULL || *name == '\0' ||
+	    (sym.st_size ? off >= sym.st_size : off != 0))
+		return;
+	if (off)
+		snprintf(out, outlen, "%s+0x%" PRIx64, name, (uint64_t)off);
+	else
+		snprintf(out, outlen, "%s", name);
 }
 
 /* ---- the report ------------------------------------------------------- */
 
 struct addr_row {
 	const struct plx_slot *sl;
-	char name[PLX_SYMLEN + 32]; /* "" if unknown */
-	const char *module;         /* path or NULL */
-	int64_t queued_now;         /* clamped at 0 */
-	double parks_per_s;         /* -i: since the last report */
+	char name[256];     /* "" if unknown */
+	const char *module; /* path or NULL */
+	int64_t queued_now; /* clamped at 0 */
+	double parks_per_s; /* -i: since the last report */
 };
 
 struct report {
@@ -499,6 +575,7 @@ build(struct report *r, const struct snap *sn, const struct snap *prev)
 	const struct plx_shm *s = &sn->s;
 	r->sn = sn;
 	r->prev = prev;
+	namer_update(&namer, sn);
 	memset(r->qhist, 0, sizeof r->qhist);
 	memset(r->whist, 0, sizeof r->whist);
 	memset(r->depth_now, 0, sizeof r->depth_now);
@@ -527,19 +604,8 @@ build(struct report *r, const struct snap *sn, const struct snap *prev)
 			unsigned k = 63 - (unsigned)__builtin_clzll(q);
 			r->depth_now[k < PLX_QBINS - 1 ? k : PLX_QBINS - 1]++;
 		}
-		if (sl->name_state != 2)
-			continue;
-		const struct plx_module *m = NULL;
-		if (sl->module >= 0 && sl->module < PLX_NMODULES &&
-		    s->modules[sl->module].state == 2) {
-			m = &s->modules[sl->module];
-			row->module = m->path;
-		}
-		if (memchr(sl->name, '\0', sizeof sl->name) && sl->name[0])
-			snprintf(row->name, sizeof row->name, "%s", sl->name);
-		else if (m)
-			elf_symbol(m->path, sl->addr - m->bias, row->name,
-			    sizeof row->name);
+		namer_name(&namer, sl->addr, row->name, sizeof row->name,
+		    &row->module);
 		if (prev) {
 			double dt = (double)(sn->now_ns - prev->now_ns) / 1e9;
 			const struct plx_slot *p = &prev->s.slots[i];
@@ -814,7 +880,7 @@ print_text(FILE *out, const struct report *r)
 		fprintf(out, "  (none)\n");
 	} else {
 		/* Symbol, and the object when it is not the main one. */
-		char(*sym)[PLX_SYMLEN + PLX_PATHLEN + 40] =
+		char(*sym)[sizeof r->rows->name + PATH_MAX + 8] =
 		    calloc(r->shown ? r->shown : 1, sizeof *sym);
 		if (sym == NULL)
 			die(1, "out of memory");
@@ -1225,6 +1291,7 @@ run(char **argv)
 		_exit(e == ENOENT ? 127 : 126);
 	}
 	close(pfd[1]);
+	char why[160] = "";
 	int e = 0;
 	ssize_t n;
 	while ((n = read(pfd[0], &e, sizeof e)) < 0 && errno == EINTR)
@@ -1250,14 +1317,55 @@ run(char **argv)
 	sigaction(SIGHUP, &fwd, NULL);
 
 	/* Wait without reaping: while the child is a zombie its pid, and so
-	 * the object's name, cannot be reused. */
-	siginfo_t si;
-	while (waitid(P_PID, (id_t)child, &si, WEXITED | WNOWAIT) != 0)
-		if (errno != EINTR)
+	 * the object's name, cannot be reused.  Meanwhile, whenever it has
+	 * claimed new addresses, read its maps: a child killed by a signal
+	 * saves none at exit, and a zombie has none (so the names of a
+	 * killed child's last addresses may be missing). */
+	int pidfd = -1;
+#ifdef SYS_pidfd_open
+	pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+#endif
+	struct source early;
+	enum open_result eo = OPEN_NONE;
+	bool have_early = false;
+	uint64_t seen = 0;
+	for (;;) {
+		siginfo_t si;
+		si.si_pid = 0;
+		if (waitid(P_PID, (id_t)child, &si,
+		        WEXITED | WNOWAIT | WNOHANG) != 0) {
+			if (errno == EINTR)
+				continue;
 			die(125, "waitid: %s", strerror(errno));
+		}
+		if (si.si_pid != 0)
+			break;
+		if (eo == OPEN_NONE) { /* until it exports, or fails to */
+			eo = open_source(child, &early, why, sizeof why);
+			have_early = eo == OPEN_OK;
+		}
+		if (have_early) {
+			const struct plx_header *h =
+			    (const void *)(uintptr_t)early.map;
+			uint64_t used =
+			    __atomic_load_n(&h->slots_used, __ATOMIC_ACQUIRE);
+			if (used != seen && namer_read(&namer, child))
+				seen = used;
+		}
+		if (pidfd >= 0) {
+			struct pollfd p = { pidfd, POLLIN, 0 };
+			poll(&p, 1, 50);
+		} else {
+			struct timespec ts = { 0, 50000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	if (have_early)
+		munmap((void *)(uintptr_t)early.map, early.size);
 
 	struct source src;
-	char why[160] = "";
 	enum open_result o = open_source(child, &src, why, sizeof why);
 	static struct snap sn;
 	if (o == OPEN_OK)
