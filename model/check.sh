@@ -34,11 +34,11 @@ rwlock.pml | -DBROKEN=4                  | assertion violated (rph<=1) | two rea
 rwlock.pml | -DBROKEN=5                  | assertion violated (rblk | a trace left by a timeout
 rwlock.pml | -DBROKEN=6                  | assertion violated (rph<=1) | the old timeout rule: readers let in past WWAIT
 rwlock.pml | -DARRIVAL                   | ok | arriving readers queue behind a waiting writer
-rwlock.pml | -DARRIVAL -DOLD_ENTRY       | assertion violated  !((late | the old entry rule: readers enter past a parked writer
+rwlock.pml | -DARRIVAL -DOLD_ENTRY       | late&(1<<me) | the old entry rule: readers enter past a parked writer
 cond.pml   | -                           | ok | the model verifies
 cond.pml   | -DBROKEN=1                  | assertion violated (in_wait | the old design touches a mutex nobody waits with
 cond.pml   | -DBROKEN=1 -DNO_DEAD_CHECK  | assertion violated (ptok | the old design moves a waiter onto another mutex
-cond.pml   | -DBROKEN=2                  | assertion violated  !((signalled | a signalled timed waiter returns ETIMEDOUT
+cond.pml   | -DBROKEN=2                  | signalled[me]&&(rc!=0) | a signalled timed waiter returns ETIMEDOUT
 cond.pml   | -DBROKEN=3                  | invalid end state | a lost wakeup: no PARKED on the held mutex
 cond.pml   | -DBROKEN=4                  | invalid end state | a lost wakeup: the byte not set
 cond.pml   | -DBROKEN=5                  | invalid end state | a lost wakeup: no PARKED on the free mutex
