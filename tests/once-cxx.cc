@@ -162,6 +162,13 @@ glibc_fn()
 void
 throw_glibc()
 {
+#ifdef __SANITIZE_THREAD__
+	// ThreadSanitizer replaces pthread_once with an interceptor of its
+	// own, which an exception leaves running: its next call would hang.
+	std::printf("ok %d - glibc's pthread_once # SKIP under TSan\n",
+	    ++test_no);
+	return;
+#endif
 	bool caught = false;
 	try {
 		pthread_once(&glibc_once, glibc_fn);
