@@ -554,30 +554,6 @@ maps_line(struct maps_reader *r, char *line, size_t cap)
 	}
 }
 
-/* Of a maps line: its range, whether it is a file's own (private)
- * mapping, as ELF segments are, and its path ("" for anonymous memory;
- * "[heap]" and the like). */
-static const char *
-maps_parse(const char *line, uint64_t *start, uint64_t *end, bool *private)
-{
-	char *p;
-	*start = strtoull(line, &p, 16);
-	*end = *p == '-' ? strtoull(p + 1, &p, 16) : 0;
-	while (*p == ' ')
-		p++;
-	*private = strlen(p) > 4 && p[3] == 'p';
-	/* perms, offset, dev, inode: four fields. */
-	for (int f = 0; f < 4; f++) {
-		while (*p == ' ')
-			p++;
-		while (*p && *p != ' ')
-			p++;
-	}
-	while (*p == ' ')
-		p++;
-	return p;
-}
-
 /* A file whose symbols parkstat can read: mapped privately (as ELF
  * segments are), and still there. */
 static bool
@@ -645,7 +621,7 @@ save_maps(struct plx_shm *s)
 	while (i < na && maps_line(&r, line, sizeof line)) {
 		uint64_t start, end;
 		bool private;
-		const char *path = maps_parse(line, &start, &end, &private);
+		const char *path = plx_maps_parse(line, &start, &end, &private);
 		if (maps_elf(path, private))
 			file = path_hash(path);
 		else if (*path && (*path != '/' || private))
@@ -677,7 +653,7 @@ save_maps(struct plx_shm *s)
 	while (maps_line(&r, line, sizeof line)) {
 		uint64_t start, end;
 		bool private;
-		const char *path = maps_parse(line, &start, &end, &private);
+		const char *path = plx_maps_parse(line, &start, &end, &private);
 		bool keep = false;
 		if (maps_elf(path, private)) {
 			uint64_t h = path_hash(path);

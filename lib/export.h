@@ -37,7 +37,10 @@
 #define PARKINGLOT_EXPORT_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define PLX_MAGIC UINT64_C(0x0053544154534c50) /* "PLSTATS\0" */
 #define PLX_VERSION 2 /* 2: the library names nothing (see plx_slot) */
@@ -168,6 +171,32 @@ struct plx_shm {
 _Static_assert(sizeof(struct plx_shm) <= PLX_COUNTERS_OFF,
     "struct plx_shm overlaps the counters page");
 _Static_assert(sizeof(struct plx_slot) == 64, "plx_slot layout");
+
+/* Of a maps line: its range, whether it is a file's own (private)
+ * mapping, as ELF segments are, and its path ("" for anonymous memory;
+ * "[heap]" and the like).  Shared by the library, which saves the maps
+ * at exit, and parkstat, which reads them. */
+static inline const char *
+plx_maps_parse(const char *line, uint64_t *start, uint64_t *end,
+    bool *private)
+{
+	char *p;
+	*start = strtoull(line, &p, 16);
+	*end = *p == '-' ? strtoull(p + 1, &p, 16) : 0;
+	while (*p == ' ')
+		p++;
+	*private = strlen(p) > 4 && p[3] == 'p';
+	/* perms, offset, dev, inode: four fields. */
+	for (int f = 0; f < 4; f++) {
+		while (*p == ' ')
+			p++;
+		while (*p && *p != ' ')
+			p++;
+	}
+	while (*p == ' ')
+		p++;
+	return p;
+}
 
 #ifndef PLX_LAYOUT_ONLY
 /* ---- the library side ------------------------------------------------ */

@@ -12,7 +12,6 @@
  * shows up as a count other than the expected one.
  */
 #include <fcntl.h>
-#include <sys/syscall.h>
 
 #include "testutil.h"
 
@@ -1120,18 +1119,8 @@ static bool
 signaller_in_futex(void *arg)
 {
 	struct reuse *r = arg;
-	pid_t tid = __atomic_load_n(&r->signaller_tid, __ATOMIC_ACQUIRE);
-	if (tid == 0)
-		return false;
-	char path[64], buf[64];
-	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
-	FILE *f = fopen(path, "r");
-	if (f == NULL)
-		return false;
-	bool in = fgets(buf, sizeof buf, f) != NULL &&
-	    strtol(buf, NULL, 10) == SYS_futex;
-	fclose(f);
-	return in;
+	return tu_thread_in_futex(
+	    __atomic_load_n(&r->signaller_tid, __ATOMIC_ACQUIRE));
 }
 
 /* c and m1 in the arena: m1's bucket before c's, neither shared with m2. */
@@ -1317,18 +1306,7 @@ static bool
 lu_waiter_asleep(void *arg)
 {
 	struct late_unlock *l = arg;
-	pid_t tid = __atomic_load_n(&l->tid, __ATOMIC_ACQUIRE);
-	if (tid == 0)
-		return false;
-	char path[64], buf[64];
-	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
-	FILE *f = fopen(path, "r");
-	if (f == NULL)
-		return false;
-	bool in = fgets(buf, sizeof buf, f) != NULL &&
-	    strtol(buf, NULL, 10) == SYS_futex;
-	fclose(f);
-	return in;
+	return tu_thread_in_futex(__atomic_load_n(&l->tid, __ATOMIC_ACQUIRE));
 }
 
 static void

@@ -256,17 +256,6 @@ Test(mutex, timedlock, .timeout = 30)
 	pl_mutex_unlock(&m);
 }
 
-/* What a slow path leaves in the statistics when it spins or parks (a
- * timed call that tries once and fails leaves nothing). */
-static uint64_t
-slow_path_events(void)
-{
-	struct pl_stats s;
-	pl_stats_get(&s);
-	return s.parks + s.timeouts + s.invalid_parks + s.spin_acquires +
-	    s.spin_failures;
-}
-
 /* A deadline already past when the call is made: one attempt, then
  * ETIMEDOUT at once, neither spinning nor parking; a free mutex is still
  * taken. */
@@ -282,9 +271,9 @@ Test(mutex, timedlock_past_deadline_tries_once, .timeout = 30)
 			dl = tu_deadline_in(-TU_SEC);
 		else if (i == 2)
 			dl = tu_deadline_in(0); /* passed by the time it looks */
-		uint64_t before = slow_path_events();
+		uint64_t before = tu_slow_path_events();
 		int rc = pl_mutex_timedlock(&m, &dl);
-		uint64_t after = slow_path_events();
+		uint64_t after = tu_slow_path_events();
 		cr_assert(rc == ETIMEDOUT, "[%d] rc %d, expected ETIMEDOUT", i,
 		    rc);
 		cr_assert(after == before,

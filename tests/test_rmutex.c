@@ -354,17 +354,6 @@ excl_main(void *arg)
 	return NULL;
 }
 
-/* What a slow path leaves in the statistics when it spins or parks (a
- * timed call that tries once and fails leaves nothing). */
-static uint64_t
-slow_path_events(void)
-{
-	struct pl_stats s;
-	pl_stats_get(&s);
-	return s.parks + s.timeouts + s.invalid_parks + s.spin_acquires +
-	    s.spin_failures;
-}
-
 struct holder {
 	pl_rmutex_t *m;
 	int held, release; /* atomic */
@@ -393,9 +382,9 @@ Test(rmutex, timedlock_past_deadline_tries_once, .timeout = 30)
 	const struct timespec zero = { 0, 0 };
 	struct timespec dls[2] = { zero, tu_deadline_in(-TU_SEC) };
 	for (int i = 0; i < 2; i++) {
-		uint64_t before = slow_path_events();
+		uint64_t before = tu_slow_path_events();
 		int rc = pl_rmutex_timedlock(&m, &dls[i]);
-		uint64_t after = slow_path_events();
+		uint64_t after = tu_slow_path_events();
 		cr_assert(rc == ETIMEDOUT, "[%d] rc %d", i, rc);
 		cr_assert(after == before,
 		    "[%d] a past deadline spun or parked (%llu events)", i,

@@ -858,17 +858,6 @@ Test(rwlock, timed_deadlines_and_einval, .timeout = 30)
 	cr_assert(count_parked(&l) == 0 && count_parked(WKEY(&l)) == 0);
 }
 
-/* What a slow path leaves in the statistics when it spins or parks (a
- * timed call that tries once and fails leaves nothing). */
-static uint64_t
-slow_path_events(void)
-{
-	struct pl_stats s;
-	pl_stats_get(&s);
-	return s.parks + s.timeouts + s.invalid_parks + s.spin_acquires +
-	    s.spin_failures;
-}
-
 /* Run one timed call with a past deadline: it must return rc without
  * spinning or parking, and leave the word as it found it (or, when it
  * takes the lock, with one more reader or the writer). */
@@ -876,10 +865,10 @@ static void
 past_call(pl_rwlock_t *l, bool writer, const struct timespec *dl, int rc,
     uintptr_t after_state, const char *what)
 {
-	uint64_t before = slow_path_events();
+	uint64_t before = tu_slow_path_events();
 	int got = writer ? pl_rwlock_timedwrlock(l, dl)
 	                 : pl_rwlock_timedrdlock(l, dl);
-	uint64_t after = slow_path_events();
+	uint64_t after = tu_slow_path_events();
 	cr_assert(got == rc, "%s: rc %d, expected %d", what, got, rc);
 	cr_assert(after == before, "%s: spun or parked (%llu events)", what,
 	    (unsigned long long)(after - before));

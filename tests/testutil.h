@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -358,6 +359,35 @@ tu_child_watchdog(unsigned seconds)
 
 /* ------------------------------------------------------------------ */
 /* Misuse: calls that must abort, run in a forked child.               */
+
+/* What a slow path leaves in the statistics when it spins or parks (a
+ * timed call that tries once and fails leaves nothing). */
+static inline uint64_t
+tu_slow_path_events(void)
+{
+	struct pl_stats s;
+	pl_stats_get(&s);
+	return s.parks + s.timeouts + s.invalid_parks + s.spin_acquires +
+	    s.spin_failures;
+}
+
+/* Whether thread tid of this process sleeps in a futex call now (read
+ * from /proc: the system call it is blocked in). */
+static inline bool
+tu_thread_in_futex(pid_t tid)
+{
+	if (tid == 0)
+		return false;
+	char path[64], buf[64];
+	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return false;
+	bool in = fgets(buf, sizeof buf, f) != NULL &&
+	    strtol(buf, NULL, 10) == SYS_futex;
+	fclose(f);
+	return in;
+}
 
 #define TU_CHILD_RETURNED 3 /* exit status of a child whose fn returned */
 

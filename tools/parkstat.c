@@ -379,27 +379,6 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-/* Of a maps line: its range, whether it is private, and its path. */
-static const char *
-maps_parse(const char *line, uint64_t *start, uint64_t *end, bool *private)
-{
-	char *p;
-	*start = strtoull(line, &p, 16);
-	*end = *p == '-' ? strtoull(p + 1, &p, 16) : 0;
-	while (*p == ' ')
-		p++;
-	*private = strlen(p) > 4 && p[3] == 'p';
-	for (int f = 0; f < 4; f++) { /* perms, offset, dev, inode */
-		while (*p == ' ')
-			p++;
-		while (*p && *p != ' ')
-			p++;
-	}
-	while (*p == ' ')
-		p++;
-	return p;
-}
-
 /* Use the maps text (len bytes) from now on, unless it is the same. */
 static void
 namer_set(struct namer *nm, const char *text, size_t len)
@@ -430,7 +409,7 @@ namer_set(struct namer *nm, const char *text, size_t len)
 			*nl = '\0';
 		uint64_t start, end;
 		bool private;
-		const char *path = maps_parse(l, &start, &end, &private);
+		const char *path = plx_maps_parse(l, &start, &end, &private);
 		bool file = *path == '/' && private &&
 		    strstr(path, " (deleted)") == NULL;
 		if (cur[0] && start == hi &&
