@@ -238,74 +238,78 @@ rmutex(void)
 	join(t);
 }
 
+/* One side of the rwlock: the waiter's calls, and the holder's. */
+struct rw_side {
+	const char *name, *other; /* "rd" / "wr" */
+	void (*lock)(pl_rwlock_t *);
+	int (*timedlock)(pl_rwlock_t *, const struct timespec *);
+	void (*unlock)(pl_rwlock_t *);
+	void (*hold)(pl_rwlock_t *), (*release)(pl_rwlock_t *);
+	uintptr_t parked_bit;
+};
+
 static void *
-rd_waiter(void *arg)
+rw_waiter(void *arg)
 {
-	(void)arg;
+	const struct rw_side *w = arg;
+	char what[96];
 	errno = SENTINEL;
 	struct timespec d = in_ns(20000000);
-	if (pl_rwlock_timedrdlock(&rw, &d) != ETIMEDOUT)
-		fatal("pl_rwlock_timedrdlock did not time out");
-	check("pl_rwlock_timedrdlock timing out");
+	snprintf(what, sizeof what, "pl_rwlock_timed%slock timing out",
+	    w->name);
+	if (w->timedlock(&rw, &d) != ETIMEDOUT)
+		fatal("a timed lock of a held rwlock did not time out");
+	check(what);
 	d = in_ns(-1000000000);
-	if (pl_rwlock_timedrdlock(&rw, &d) != ETIMEDOUT)
-		fatal("pl_rwlock_timedrdlock, past deadline, did not time out");
-	check("pl_rwlock_timedrdlock with a past deadline");
+	snprintf(what, sizeof what, "pl_rwlock_timed%slock with a past "
+	    "deadline", w->name);
+	if (w->timedlock(&rw, &d) != ETIMEDOUT)
+		fatal("a timed lock of a held rwlock did not time out");
+	check(what);
 	__atomic_store_n(&timed_done, 1, __ATOMIC_RELEASE);
-	pl_rwlock_rdlock(&rw);
-	check("contended pl_rwlock_rdlock");
-	pl_rwlock_rdunlock(&rw);
-	check("pl_rwlock_rdunlock");
+	w->lock(&rw);
+	snprintf(what, sizeof what, "contended pl_rwlock_%slock", w->name);
+	check(what);
+	w->unlock(&rw);
+	snprintf(what, sizeof what, "pl_rwlock_%sunlock", w->name);
+	check(what);
 	return NULL;
+}
+
+static void
+rwlock_side(const struct rw_side *w)
+{
+	pthread_t t;
+	char what[96];
+	w->hold(&rw);
+	snprintf(what, sizeof what, "pl_rwlock_%slock", w->other);
+	check(what);
+	spawn(&t, rw_waiter, (void *)w);
+	wait_timed_done();
+	wait_bit_word(&rw.state, w->parked_bit);
+	w->release(&rw);
+	snprintf(what, sizeof what, "pl_rwlock_%sunlock with a waiter parked",
+	    w->other);
+	check(what);
+	join(t);
 }
 
 static void
 rwlock_rd(void)
 {
-	pthread_t t;
-	pl_rwlock_wrlock(&rw);
-	check("pl_rwlock_wrlock");
-	spawn(&t, rd_waiter, NULL);
-	wait_timed_done();
-	wait_bit_word(&rw.state, PL_RWLOCK_READER_PARKED);
-	pl_rwlock_wrunlock(&rw);
-	check("pl_rwlock_wrunlock with a reader parked");
-	join(t);
-}
-
-static void *
-wr_waiter(void *arg)
-{
-	(void)arg;
-	errno = SENTINEL;
-	struct timespec d = in_ns(20000000);
-	if (pl_rwlock_timedwrlock(&rw, &d) != ETIMEDOUT)
-		fatal("pl_rwlock_timedwrlock did not time out");
-	check("pl_rwlock_timedwrlock timing out");
-	d = in_ns(-1000000000);
-	if (pl_rwlock_timedwrlock(&rw, &d) != ETIMEDOUT)
-		fatal("pl_rwlock_timedwrlock, past deadline, did not time out");
-	check("pl_rwlock_timedwrlock with a past deadline");
-	__atomic_store_n(&timed_done, 1, __ATOMIC_RELEASE);
-	pl_rwlock_wrlock(&rw);
-	check("contended pl_rwlock_wrlock");
-	pl_rwlock_wrunlock(&rw);
-	check("pl_rwlock_wrunlock");
-	return NULL;
+	static const struct rw_side rd = { "rd", "wr", pl_rwlock_rdlock,
+		pl_rwlock_timedrdlock, pl_rwlock_rdunlock, pl_rwlock_wrlock,
+		pl_rwlock_wrunlock, PL_RWLOCK_READER_PARKED };
+	rwlock_side(&rd);
 }
 
 static void
 rwlock_wr(void)
 {
-	pthread_t t;
-	pl_rwlock_rdlock(&rw);
-	check("pl_rwlock_rdlock");
-	spawn(&t, wr_waiter, NULL);
-	wait_timed_done();
-	wait_bit_word(&rw.state, PL_RWLOCK_WRITER_PARKED);
-	pl_rwlock_rdunlock(&rw);
-	check("pl_rwlock_rdunlock with a writer parked");
-	join(t);
+	static const struct rw_side wr = { "wr", "rd", pl_rwlock_wrlock,
+		pl_rwlock_timedwrlock, pl_rwlock_wrunlock, pl_rwlock_rdlock,
+		pl_rwlock_rdunlock, PL_RWLOCK_WRITER_PARKED };
+	rwlock_side(&wr);
 }
 
 static void *
