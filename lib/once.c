@@ -14,9 +14,9 @@
  *
  * The fork generation: fork_gen, a multiple of GEN_ONE kept within GEN, is
  * 0 at load and grows by GEN_ONE (wrapping after 32 steps) in every child
- * of fork(), in the atfork child handler.  The runner of a once stamps the byte with
- * the generation of the process it runs in; "RUNNING with the current
- * generation" is the only state a caller waits for.  A RUNNING byte with
+ * of fork(), in the atfork child handler.  The runner of a once stamps
+ * the byte with the generation of the process it runs in; "RUNNING with
+ * the current generation" is the only state a caller waits for.  A RUNNING byte with
  * another generation is stale: its runner was a thread of an ancestor
  * process that does not exist here.  (The forking thread's own runs are
  * re-stamped in the child, so they are never stale.)

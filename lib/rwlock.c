@@ -122,8 +122,8 @@
  * if it saw a writer hold the lock during this call (waited), past
  * parked writers while RWAIT, its side's claim, is set. */
 #define MAY_ENTER(s, waited)                                               \
-	(!((s) & (WRITER | WWAIT)) &&                                      \
-	    (!((s) & WPARKED) || ((waited) && ((s) & RWAIT))))
+	PL_RWLOCK_READER_MAY_ENTER(                                        \
+	    (waited) && ((s) & RWAIT) ? (s) & ~WPARKED : (s))
 #define ONE PL_RWLOCK_ONE_READER
 #define READERS(s) ((s) & ~(ONE - 1))
 

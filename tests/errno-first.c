@@ -74,11 +74,19 @@ in_ns(long long ns)
 
 /* Poll until (*p & bit), at most 10 s (only a broken library waits that
  * long).  Never calls the library, so it may come before any call. */
+static uintptr_t
+load_bits(const void *p, size_t size)
+{
+	if (size == 1)
+		return __atomic_load_n((const unsigned char *)p, __ATOMIC_ACQUIRE);
+	return __atomic_load_n((const uintptr_t *)p, __ATOMIC_ACQUIRE);
+}
+
 static void
-wait_bit_byte(const unsigned char *p, unsigned char bit)
+wait_bit(const void *p, size_t size, uintptr_t bit)
 {
 	struct timespec end = in_ns(10000000000LL), now;
-	while (!(__atomic_load_n(p, __ATOMIC_ACQUIRE) & bit)) {
+	while (!(load_bits(p, size) & bit)) {
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (now.tv_sec > end.tv_sec)
 			fatal("timed out waiting for a waiter to park");
@@ -86,17 +94,8 @@ wait_bit_byte(const unsigned char *p, unsigned char bit)
 	}
 }
 
-static void
-wait_bit_word(const uintptr_t *p, uintptr_t bit)
-{
-	struct timespec end = in_ns(10000000000LL), now;
-	while (!(__atomic_load_n(p, __ATOMIC_ACQUIRE) & bit)) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > end.tv_sec)
-			fatal("timed out waiting for a waiter to park");
-		sched_yield();
-	}
-}
+#define wait_bit_byte(p, bit) wait_bit((p), 1, (bit))
+#define wait_bit_word(p, bit) wait_bit((p), sizeof(uintptr_t), (bit))
 
 static void
 spawn(pthread_t *t, void *(*fn)(void *), void *arg)

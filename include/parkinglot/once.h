@@ -48,11 +48,12 @@ PL_EXPORT void pl__once_slow(pl_once_t *o, void (*fn)(void *arg),
  *
  * Exactly one caller runs its function, once (a run that does not
  * return, below, does not count); every other caller, before or during
- * that run, blocks (parks, without spinning) until it has returned.  Done: one acquire load of the byte and no write.  Memory
- * ordering: everything the function did happens before every pl_once on
- * o returns (release when the runner marks o done, acquire in every
- * caller).  Waiters are all woken together when the function returns;
- * there is no other fairness question.
+ * that run, blocks (parks, without spinning) until it has returned.
+ * Done: one acquire load of the byte and no write.  Memory ordering:
+ * everything the function did happens before every pl_once on o returns
+ * (release when the runner marks o done, acquire in every caller).
+ * Waiters are all woken together when the function returns; there is no
+ * other fairness question.
  *
  * A call of pl_once on o from inside its own function (directly or not,
  * on the same thread) would wait for itself: it prints "pl_once: recursive
