@@ -75,28 +75,28 @@ static inline uintptr_t
 load(const struct bitlock *b)
 {
 	if (b->size == 1)
-		return __atomic_load_n((unsigned char *)b->word,
-		    __ATOMIC_RELAXED);
+		return __atomic_load_n(
+		    (unsigned char *)b->word, __ATOMIC_RELAXED);
 	return __atomic_load_n((uintptr_t *)b->word, __ATOMIC_RELAXED);
 }
 
 /* Weak compare-and-swap of the whole word or byte from *old to nv, with
  * the given ordering on success; on failure *old gets the current value.
  * One function per ordering, so that each builtin sees a constant. */
-#define DEFINE_CAS(name, order)                                             \
-	static inline bool                                                  \
-	name(const struct bitlock *b, uintptr_t *old, uintptr_t nv)         \
-	{                                                                   \
-		if (b->size == 1) {                                         \
-			unsigned char o = (unsigned char)*old;              \
-			bool ok = __atomic_compare_exchange_n(              \
-			    (unsigned char *)b->word, &o, (unsigned char)nv, \
-			    true, order, __ATOMIC_RELAXED);                 \
-			*old = o;                                           \
-			return ok;                                          \
-		}                                                           \
-		return __atomic_compare_exchange_n((uintptr_t *)b->word,    \
-		    old, nv, true, order, __ATOMIC_RELAXED);                \
+#define DEFINE_CAS(name, order)                                                \
+	static inline bool name(                                               \
+	    const struct bitlock *b, uintptr_t *old, uintptr_t nv)             \
+	{                                                                      \
+		if (b->size == 1) {                                            \
+			unsigned char o = (unsigned char)*old;                 \
+			bool ok = __atomic_compare_exchange_n(                 \
+			    (unsigned char *)b->word, &o, (unsigned char)nv,   \
+			    true, order, __ATOMIC_RELAXED);                    \
+			*old = o;                                              \
+			return ok;                                             \
+		}                                                              \
+		return __atomic_compare_exchange_n((uintptr_t *)b->word, old,  \
+		    nv, true, order, __ATOMIC_RELAXED);                        \
 	}
 DEFINE_CAS(cas_acquire, __ATOMIC_ACQUIRE)
 DEFINE_CAS(cas_release, __ATOMIC_RELEASE)
@@ -120,8 +120,8 @@ unlock_name(size_t size, bool fair)
 }
 
 void
-pl__bitlock_bad_args(const char *func, const void *word,
-    uintptr_t locked_bit, uintptr_t parked_bit)
+pl__bitlock_bad_args(const char *func, const void *word, uintptr_t locked_bit,
+    uintptr_t parked_bit)
 {
 	if (locked_bit == 0)
 		pli_fatal("%s: bit lock %p: locked_bit is 0", func, word);
@@ -158,8 +158,8 @@ lock_validate(void *ctx)
 }
 
 void
-pl__bitlock_lock_slow(void *word, size_t size, uintptr_t locked_bit,
-    uintptr_t parked_bit)
+pl__bitlock_lock_slow(
+    void *word, size_t size, uintptr_t locked_bit, uintptr_t parked_bit)
 {
 	struct bitlock b = { word, size, locked_bit, parked_bit };
 	struct pli_spinner sp;
@@ -185,8 +185,8 @@ pl__bitlock_lock_slow(void *word, size_t size, uintptr_t locked_bit,
 		/* The token tells this lock's waiters from those of other
 		 * bit locks of the same word. */
 		pli_spinner_park(&sp);
-		pl_park_result_t r = pl_park(word, lock_validate, NULL, NULL,
-		    &b, locked_bit, NULL);
+		pl_park_result_t r = pl_park(
+		    word, lock_validate, NULL, NULL, &b, locked_bit, NULL);
 		if (r.status == PL_PARK_UNPARKED &&
 		    r.token == PL_UNPARK_TOKEN_HANDOFF)
 			return; /* handed to us: L was kept for us */

@@ -234,8 +234,8 @@ wake_callback(pl_requeue_op_t op, pl_unpark_result_t r, void *ctx)
 	/* m free: the woken thread will lock m, and its unlock must find
 	 * those moved behind it. */
 	if (op == w->if_free && r.requeued)
-		__atomic_fetch_or(&w->m->state, PL_MUTEX_PARKED,
-		    __ATOMIC_RELAXED);
+		__atomic_fetch_or(
+		    &w->m->state, PL_MUTEX_PARKED, __ATOMIC_RELAXED);
 	return PL_UNPARK_TOKEN_DEFAULT;
 }
 
@@ -249,10 +249,10 @@ wake(pl_cond_t *c, bool all, const char *func)
 	while (m) {
 		struct wake_ctx w = { c, (pl_mutex_t *)m,
 			all ? PL_REQUEUE_ONE_REQUEUE_REST : PL_REQUEUE_ONE,
-			all ? PL_REQUEUE_REQUEUE_ALL : PL_REQUEUE_REQUEUE_ONE, 0,
-			false };
-		r = pl_unpark_requeue_token(c, (const void *)m, wake_validate,
-		    wake_callback, &w);
+			all ? PL_REQUEUE_REQUEUE_ALL : PL_REQUEUE_REQUEUE_ONE,
+			0, false };
+		r = pl_unpark_requeue_token(
+		    c, (const void *)m, wake_validate, wake_callback, &w);
 		if (w.mixed)
 			two_mutexes(c, m, 0, func);
 		m = w.seen;

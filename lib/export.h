@@ -177,8 +177,7 @@ _Static_assert(sizeof(struct plx_slot) == 64, "plx_slot layout");
  * "[heap]" and the like).  Shared by the library, which saves the maps
  * at exit, and parkstat, which reads them. */
 static inline const char *
-plx_maps_parse(const char *line, uint64_t *start, uint64_t *end,
-    bool *private)
+plx_maps_parse(const char *line, uint64_t *start, uint64_t *end, bool *private)
 {
 	char *p;
 	*start = strtoull(line, &p, 16);

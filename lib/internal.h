@@ -122,8 +122,8 @@ void pli_stat_max_queue(size_t len);
 static inline void
 pli_stat_add(enum pli_stat s, uint64_t n)
 {
-	__atomic_fetch_add(&pli_stripes[pli_stat_stripe()].v[s], n,
-	    __ATOMIC_RELAXED);
+	__atomic_fetch_add(
+	    &pli_stripes[pli_stat_stripe()].v[s], n, __ATOMIC_RELAXED);
 }
 
 /*
@@ -139,16 +139,16 @@ void pli_export_wait(const void *addr, uint64_t waited_ns);
 static inline void
 pli_event_park(const void *addr, size_t len)
 {
-	if (__builtin_expect(__atomic_load_n(&pli_export_on, __ATOMIC_RELAXED),
-	        0))
+	if (__builtin_expect(
+	        __atomic_load_n(&pli_export_on, __ATOMIC_RELAXED), 0))
 		pli_export_park(addr, len);
 }
 
 static inline void
 pli_event_wait(const void *addr, uint64_t waited_ns)
 {
-	if (__builtin_expect(__atomic_load_n(&pli_export_on, __ATOMIC_RELAXED),
-	        0))
+	if (__builtin_expect(
+	        __atomic_load_n(&pli_export_on, __ATOMIC_RELAXED), 0))
 		pli_export_wait(addr, waited_ns);
 }
 
@@ -184,8 +184,8 @@ pli_spinner_init(struct pli_spinner *sp)
 	const struct pli_tuning *t = pli_tuning();
 	sp->spins = sp->yields = 0;
 	sp->spin_limit = __atomic_load_n(&t->pub.spin_limit, __ATOMIC_RELAXED);
-	sp->yield_limit = __atomic_load_n(&t->pub.yield_limit,
-	    __ATOMIC_RELAXED);
+	sp->yield_limit =
+	    __atomic_load_n(&t->pub.yield_limit, __ATOMIC_RELAXED);
 	sp->pauses = t->pause_per_spin;
 	sp->poll_ns = t->poll_ns;
 	sp->yield_end = 0;
@@ -201,8 +201,8 @@ pli_spin_begin(struct pli_spinner *sp)
 	else if (sp->yields < sp->yield_limit) {
 		uint64_t now = pli_now_ns();
 		if (sp->yields++ == 0)
-			sp->yield_end = now +
-			    2 * (uint64_t)sp->yield_limit * sp->poll_ns;
+			sp->yield_end =
+			    now + 2 * (uint64_t)sp->yield_limit * sp->poll_ns;
 		else if (now > sp->yield_end)
 			return false;
 		sched_yield();
@@ -271,12 +271,12 @@ pli_spinner_acquired(const struct pli_spinner *sp)
 }
 
 /* parkinglot.c introspection, for tests and statistics. */
-size_t pli_lot_live_threads(void); /* threads holding a per-thread record */
-size_t pli_lot_buckets(void);      /* buckets in the current table */
+size_t pli_lot_live_threads(void);  /* threads holding a per-thread record */
+size_t pli_lot_buckets(void);       /* buckets in the current table */
 size_t pli_lot_retired_bytes(void); /* memory held by retired tables */
 size_t pli_lot_spare_records(void); /* records not in use, kept */
 size_t pli_lot_records(void);       /* records allocated */
-#define PLI_RECORD_BLOCK 32          /* records allocated at a time */
+#define PLI_RECORD_BLOCK 32         /* records allocated at a time */
 /* Index of addr's bucket in the current table (tests use it to find
  * colliding addresses). */
 size_t pli_lot_bucket_of(const void *addr);

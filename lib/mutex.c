@@ -125,8 +125,8 @@ lock_slow(pl_mutex_t *m, const struct timespec *deadline)
 			continue;
 		}
 		pli_spinner_park(&sp);
-		pl_park_result_t r = pl_park(m, lock_validate, NULL,
-		    lock_timed_out, m, 0, deadline);
+		pl_park_result_t r = pl_park(
+		    m, lock_validate, NULL, lock_timed_out, m, 0, deadline);
 		if (r.status == PL_PARK_UNPARKED &&
 		    r.token == PL_UNPARK_TOKEN_HANDOFF)
 			return 0; /* handed to us: LOCKED was kept for us */
@@ -155,7 +155,8 @@ pl_mutex_timedlock(pl_mutex_t *m, const struct timespec *deadline)
 		    rc = deadline && pli_deadline_passed(deadline)
 		        ? ETIMEDOUT
 		        : lock_slow(m, deadline));
-	PL_TSAN_POST_LOCK(m, rc ? PL_TSAN_TRY | PL_TSAN_TRY_FAILED : PL_TSAN_TRY);
+	PL_TSAN_POST_LOCK(
+	    m, rc ? PL_TSAN_TRY | PL_TSAN_TRY_FAILED : PL_TSAN_TRY);
 	return rc;
 }
 
@@ -173,12 +174,12 @@ unlock_callback(pl_unpark_result_t r, void *ctx)
 	if (r.unparked && (r.be_fair || c->fair)) {
 		/* Hand off: LOCKED stays set for the woken thread. */
 		if (!r.have_more)
-			__atomic_store_n(&c->m->state, LOCKED,
-			    __ATOMIC_RELAXED);
+			__atomic_store_n(
+			    &c->m->state, LOCKED, __ATOMIC_RELAXED);
 		return PL_UNPARK_TOKEN_HANDOFF;
 	}
-	__atomic_store_n(&c->m->state, r.have_more ? PARKED : 0,
-	    __ATOMIC_RELEASE);
+	__atomic_store_n(
+	    &c->m->state, r.have_more ? PARKED : 0, __ATOMIC_RELEASE);
 	return PL_UNPARK_TOKEN_DEFAULT;
 }
 
@@ -210,8 +211,9 @@ pl_mutex_unlock_fair(pl_mutex_t *m)
 	if (!(s & LOCKED)) /* misuse: reported before TSan's annotation */
 		pl__mutex_unlock_slow(m, true);
 	PL_TSAN_PRE_UNLOCK(m, 0);
-	if (s != LOCKED || !__atomic_compare_exchange_n(&m->state, &s, 0,
-	                       false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+	if (s != LOCKED ||
+	    !__atomic_compare_exchange_n(
+	        &m->state, &s, 0, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		PL__DIVERTED(m, pl__mutex_unlock_slow(m, true));
 	PL_TSAN_POST_UNLOCK(m, 0);
 }

@@ -16,8 +16,8 @@
  * 0 at load and grows by GEN_ONE (wrapping after 32 steps) in every child
  * of fork(), in the atfork child handler.  The runner of a once stamps
  * the byte with the generation of the process it runs in; "RUNNING with
- * the current generation" is the only state a caller waits for.  A RUNNING byte with
- * another generation is stale: its runner was a thread of an ancestor
+ * the current generation" is the only state a caller waits for.  A RUNNING byte
+ * with another generation is stale: its runner was a thread of an ancestor
  * process that does not exist here.  (The forking thread's own runs are
  * re-stamped in the child, so they are never stale.)
  *
@@ -169,8 +169,8 @@ static void
 finish_run(struct running_frame *f, unsigned char to)
 {
 	running_here = f->next;
-	unsigned char old = __atomic_exchange_n(&f->once->state, to,
-	    __ATOMIC_RELEASE);
+	unsigned char old =
+	    __atomic_exchange_n(&f->once->state, to, __ATOMIC_RELEASE);
 	if (old & PARKED)
 		pl_unpark_all(f->once, PL_UNPARK_TOKEN_DEFAULT);
 }

@@ -83,7 +83,7 @@ struct waiter {
 	uintptr_t unpark_token;
 	uint64_t enqueue_ns;
 	bool queued;
-	uint32_t futex;            /* the wake word, see above */
+	uint32_t futex; /* the wake word, see above */
 };
 
 static __thread struct waiter *self;
@@ -112,8 +112,8 @@ static char no_record;
  * 100 us of CPU (lockbench W3: 300 new threads each parking once took 3x
  * the CPU of their next run); in blocks, one new thread in
  * PLI_RECORD_BLOCK pays it. */
-#define RECORD_STRIDE                                                      \
-	((sizeof(struct waiter) + PLI_CACHELINE - 1) &                     \
+#define RECORD_STRIDE                                                          \
+	((sizeof(struct waiter) + PLI_CACHELINE - 1) &                         \
 	    ~(size_t)(PLI_CACHELINE - 1))
 static uint32_t spare_lock;
 static struct waiter *spare;
@@ -166,8 +166,9 @@ word_lock_slow(uint32_t *l)
 	unsigned spins = pli_tuning()->pub.spin_limit ? 100 : 0;
 	for (unsigned i = 0; i < spins; i++) {
 		uint32_t c = __atomic_load_n(l, __ATOMIC_RELAXED);
-		if (c == 0 && __atomic_compare_exchange_n(l, &c, 1, false,
-		                  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		if (c == 0 &&
+		    __atomic_compare_exchange_n(
+		        l, &c, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			return;
 		pli_cpu_relax();
 	}
@@ -180,8 +181,8 @@ static inline void
 word_lock(uint32_t *l)
 {
 	uint32_t c = 0;
-	if (!__atomic_compare_exchange_n(l, &c, 1, false, __ATOMIC_ACQUIRE,
-	        __ATOMIC_RELAXED))
+	if (!__atomic_compare_exchange_n(
+	        l, &c, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		word_lock_slow(l);
 }
 
@@ -210,8 +211,8 @@ static struct bucket *
 lock_bucket(const void *addr)
 {
 	for (;;) {
-		struct table *t = __atomic_load_n(&current_table,
-		    __ATOMIC_ACQUIRE);
+		struct table *t =
+		    __atomic_load_n(&current_table, __ATOMIC_ACQUIRE);
 		struct bucket *b = &t->buckets[hash_addr(addr, t->shift)];
 		bucket_lock(b);
 		/* Growth swaps the table while holding every bucket lock, so
@@ -224,12 +225,12 @@ lock_bucket(const void *addr)
 
 /* Lock the buckets of two addresses, in index order. */
 static void
-lock_bucket_pair(const void *a, const void *b, struct bucket **ba,
-    struct bucket **bb)
+lock_bucket_pair(
+    const void *a, const void *b, struct bucket **ba, struct bucket **bb)
 {
 	for (;;) {
-		struct table *t = __atomic_load_n(&current_table,
-		    __ATOMIC_ACQUIRE);
+		struct table *t =
+		    __atomic_load_n(&current_table, __ATOMIC_ACQUIRE);
 		size_t ia = hash_addr(a, t->shift), ib = hash_addr(b, t->shift);
 		struct bucket *first = &t->buckets[ia < ib ? ia : ib];
 		struct bucket *second = &t->buckets[ia < ib ? ib : ia];
@@ -273,8 +274,8 @@ static struct table *
 lock_current_table(void)
 {
 	for (;;) {
-		struct table *t = __atomic_load_n(&current_table,
-		    __ATOMIC_ACQUIRE);
+		struct table *t =
+		    __atomic_load_n(&current_table, __ATOMIC_ACQUIRE);
 		lock_all(t);
 		if (t == __atomic_load_n(&current_table, __ATOMIC_RELAXED))
 			return t;
@@ -357,8 +358,10 @@ fair_due(struct bucket *b, uint64_t now)
 {
 	if (now < b->fair_deadline)
 		return false;
-	uint64_t span = (uint64_t)__atomic_load_n(
-	    &pli_tuning()->pub.fair_interval_us, __ATOMIC_RELAXED) * 1000;
+	uint64_t span =
+	    (uint64_t)__atomic_load_n(
+	        &pli_tuning()->pub.fair_interval_us, __ATOMIC_RELAXED) *
+	    1000;
 	uint32_t x = b->rng ? b->rng : (uint32_t)now | 1;
 	x ^= x << 13;
 	x ^= x >> 17;
@@ -429,8 +432,8 @@ static void
 grow(size_t nthreads)
 {
 	for (;;) {
-		struct table *old = __atomic_load_n(&current_table,
-		    __ATOMIC_ACQUIRE);
+		struct table *old =
+		    __atomic_load_n(&current_table, __ATOMIC_ACQUIRE);
 		if (nthreads <= LOAD_FACTOR * old->size)
 			return;
 		/* Twice the buckets needed at LOAD_FACTOR threads each. */
@@ -517,8 +520,8 @@ record_get(void)
 	return (struct waiter *)b;
 }
 
-static struct bucket *leave_queue(struct waiter *w, const void **addr,
-    uint64_t *waited);
+static struct bucket *leave_queue(
+    struct waiter *w, const void **addr, uint64_t *waited);
 
 static void
 self_destroy(void *p)
@@ -588,10 +591,12 @@ get_self(struct waiter *fallback)
 		w = record_get();
 		if (w && pthread_setspecific(self_key, w) == 0) {
 			self = w;
-			size_t n = __atomic_add_fetch(&live_threads, 1,
-			    __ATOMIC_RELAXED);
-			if (n > LOAD_FACTOR * __atomic_load_n(&current_table,
-			                           __ATOMIC_ACQUIRE)->size)
+			size_t n = __atomic_add_fetch(
+			    &live_threads, 1, __ATOMIC_RELAXED);
+			if (n > LOAD_FACTOR *
+			        __atomic_load_n(
+			            &current_table, __ATOMIC_ACQUIRE)
+			            ->size)
 				grow(n);
 			pli_event_thread(true);
 			return w;
@@ -681,8 +686,7 @@ static void
 spin_on(struct waiter *w)
 {
 	const struct pli_tuning *t = pli_tuning();
-	unsigned rounds = __atomic_load_n(&t->pub.spin_limit,
-	    __ATOMIC_RELAXED);
+	unsigned rounds = __atomic_load_n(&t->pub.spin_limit, __ATOMIC_RELAXED);
 	if (rounds > PARKER_ROUNDS)
 		rounds = PARKER_ROUNDS;
 	uint64_t n = (uint64_t)rounds * t->pause_per_spin;
@@ -700,8 +704,9 @@ sleep_on(struct waiter *w, const struct timespec *deadline, bool watch)
 	if (watch)
 		spin_on(w);
 	while ((v = __atomic_load_n(&w->futex, __ATOMIC_ACQUIRE)) != 0) {
-		if (v == 1 && !__atomic_compare_exchange_n(&w->futex, &v, 2,
-		                  false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		if (v == 1 &&
+		    !__atomic_compare_exchange_n(&w->futex, &v, 2, false,
+		        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			continue;
 		/* EINTR and spurious wakes loop: signals never shorten a
 		 * park; the deadline is absolute, so restarting is exact. */
@@ -796,7 +801,8 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 		if (b) {
 			if (timed_out) {
 				struct waiter **l2;
-				timed_out(ctx, a, find_queue(b, a, &l2) == NULL);
+				timed_out(
+				    ctx, a, find_queue(b, a, &l2) == NULL);
 			}
 			if (w == &fallback)
 				stack_park.on = false;
@@ -878,8 +884,8 @@ pl_unpark_filter(const void *addr,
 	struct waiter *w = find_queue(b, addr, &link);
 	while (w) {
 		struct waiter *next = w->next;
-		pl_filter_op_t op = filter ? filter(w->park_token, ctx)
-		                           : PL_FILTER_UNPARK;
+		pl_filter_op_t op =
+		    filter ? filter(w->park_token, ctx) : PL_FILTER_UNPARK;
 		if (op == PL_FILTER_STOP)
 			break;
 		if (op == PL_FILTER_UNPARK) {
@@ -939,8 +945,8 @@ requeue(const void *from, const void *to, pl_requeue_op_t (*validate)(void *),
 
 	struct waiter *woken = NULL, *first = NULL, *last = NULL;
 	uintptr_t token = head ? head->park_token : 0;
-	if (head && (op == PL_REQUEUE_ONE_REQUEUE_REST ||
-	                op == PL_REQUEUE_ONE)) {
+	if (head &&
+	    (op == PL_REQUEUE_ONE_REQUEUE_REST || op == PL_REQUEUE_ONE)) {
 		woken = head;
 		unlink_waiter(link, head);
 		head = *link != NULL && (*link)->addr == from ? *link : NULL;
@@ -985,8 +991,8 @@ requeue(const void *from, const void *to, pl_requeue_op_t (*validate)(void *),
 		t.now = pli_now_ns();
 		r.be_fair = fair_due(bf, t.now);
 	}
-	uintptr_t utoken = callback ? callback(op, r, ctx)
-	                            : PL_UNPARK_TOKEN_DEFAULT;
+	uintptr_t utoken =
+	    callback ? callback(op, r, ctx) : PL_UNPARK_TOKEN_DEFAULT;
 	if (woken)
 		release_waiter(woken, utoken, &t);
 	tally_commit(&t);
@@ -1005,8 +1011,7 @@ requeue(const void *from, const void *to, pl_requeue_op_t (*validate)(void *),
 pl_unpark_result_t
 pl_unpark_requeue(const void *from, const void *to,
     pl_requeue_op_t (*validate)(void *ctx),
-    uintptr_t (*callback)(pl_requeue_op_t op, pl_unpark_result_t r,
-        void *ctx),
+    uintptr_t (*callback)(pl_requeue_op_t op, pl_unpark_result_t r, void *ctx),
     void *ctx)
 {
 	return requeue(from, to, validate, NULL, callback, ctx);
@@ -1015,8 +1020,7 @@ pl_unpark_requeue(const void *from, const void *to,
 pl_unpark_result_t
 pl_unpark_requeue_token(const void *from, const void *to,
     pl_requeue_op_t (*validate)(const pl_requeue_head_t *head, void *ctx),
-    uintptr_t (*callback)(pl_requeue_op_t op, pl_unpark_result_t r,
-        void *ctx),
+    uintptr_t (*callback)(pl_requeue_op_t op, pl_unpark_result_t r, void *ctx),
     void *ctx)
 {
 	if (validate == NULL)

@@ -121,9 +121,9 @@
 /* Whether a reader in the slow path may enter: as an arriving one, or,
  * if it saw a writer hold the lock during this call (waited), past
  * parked writers while RWAIT, its side's claim, is set. */
-#define MAY_ENTER(s, waited)                                               \
-	PL_RWLOCK_READER_MAY_ENTER(                                        \
-	    (waited) && ((s) & RWAIT) ? (s) & ~WPARKED : (s))
+#define MAY_ENTER(s, waited)                                                   \
+	PL_RWLOCK_READER_MAY_ENTER(                                            \
+	    (waited) && ((s)&RWAIT) ? (s) & ~WPARKED : (s))
 #define ONE PL_RWLOCK_ONE_READER
 #define READERS(s) ((s) & ~(ONE - 1))
 
@@ -204,8 +204,7 @@ pl__rwlock_rdlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 				          "many readers",
 				    (void *)l);
 			if (__atomic_compare_exchange_n(&l->state, &s, s + ONE,
-			        true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-				{
+			        true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
 				pli_spinner_acquired(&sp);
 				return 0;
 			}
@@ -234,8 +233,8 @@ pl__rwlock_rdlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 			do
 				n = READERS(s) ? s : s & ~RWAIT;
 			while (n != s &&
-			    !__atomic_compare_exchange_n(&l->state, &s, n,
-			        true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+			    !__atomic_compare_exchange_n(&l->state, &s, n, true,
+			        __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 		}
 		pli_spinner_park(&sp);
 		pl_park_result_t pr = pl_park(reader_key(l), rd_validate, NULL,
@@ -287,8 +286,8 @@ rd_handoff_callback(pl_unpark_result_t r, void *ctx)
 			n |= WRITER;
 		if (!r.have_more) /* none left, or none was there */
 			n &= ~WPARKED;
-	} while (!__atomic_compare_exchange_n(&l->state, &s, n, true,
-	    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	} while (!__atomic_compare_exchange_n(
+	    &l->state, &s, n, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
 	return handoff ? PL_UNPARK_TOKEN_HANDOFF : PL_UNPARK_TOKEN_DEFAULT;
 }
 
@@ -351,8 +350,8 @@ readers_enter_callback(pl_unpark_result_t r, void *ctx)
 			n &= ~WRITER;
 		if (handoff)
 			n += r.unparked * ONE;
-	} while (!__atomic_compare_exchange_n(&e->l->state, &s, n, true,
-	    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	} while (!__atomic_compare_exchange_n(
+	    &e->l->state, &s, n, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
 	return handoff ? PL_UNPARK_TOKEN_HANDOFF : PL_UNPARK_TOKEN_DEFAULT;
 }
 
@@ -361,8 +360,7 @@ static bool
 readers_enter(pl_rwlock_t *l, bool from_writer)
 {
 	struct enter_ctx e = { l, from_writer };
-	return pl_unpark_filter(reader_key(l), NULL, readers_enter_callback,
-	           &e)
+	return pl_unpark_filter(reader_key(l), NULL, readers_enter_callback, &e)
 	           .unparked != 0;
 }
 
@@ -398,8 +396,8 @@ wr_timed_out(void *ctx, const void *addr, bool was_last)
 	(void)addr;
 	if (!was_last)
 		return;
-	uintptr_t s = __atomic_fetch_and(&w->l->state, ~WPARKED,
-	    __ATOMIC_RELAXED);
+	uintptr_t s =
+	    __atomic_fetch_and(&w->l->state, ~WPARKED, __ATOMIC_RELAXED);
 	w->let_readers_in = (s & RPARKED) && !(s & WRITER);
 }
 
@@ -413,8 +411,7 @@ pl__rwlock_wrlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 		if (!(s & (WRITER | RWAIT)) && READERS(s) == 0) {
 			if (__atomic_compare_exchange_n(&l->state, &s,
 			        (s | WRITER) & ~WWAIT, true, __ATOMIC_ACQUIRE,
-			        __ATOMIC_RELAXED))
-				{
+			        __ATOMIC_RELAXED)) {
 				pli_spinner_acquired(&sp);
 				return 0;
 			}
@@ -468,7 +465,8 @@ pl_rwlock_timedwrlock(pl_rwlock_t *l, const struct timespec *deadline)
 		    rc = deadline && pli_deadline_passed(deadline)
 		        ? ETIMEDOUT
 		        : pl__rwlock_wrlock_slow(l, deadline));
-	PL_TSAN_POST_LOCK(l, rc ? PL_TSAN_TRY | PL_TSAN_TRY_FAILED : PL_TSAN_TRY);
+	PL_TSAN_POST_LOCK(
+	    l, rc ? PL_TSAN_TRY | PL_TSAN_TRY_FAILED : PL_TSAN_TRY);
 	return rc;
 }
 
@@ -493,8 +491,8 @@ wr_handoff_callback(pl_unpark_result_t r, void *ctx)
 		n = handoff ? s : s & ~WRITER;
 		if (!r.have_more)
 			n &= ~WPARKED;
-	} while (!__atomic_compare_exchange_n(&l->state, &s, n, true,
-	    __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	} while (!__atomic_compare_exchange_n(
+	    &l->state, &s, n, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 	return handoff ? PL_UNPARK_TOKEN_HANDOFF : PL_UNPARK_TOKEN_DEFAULT;
 }
 

@@ -24,13 +24,13 @@ pli_topology_get(struct pli_topology *t)
 	/* Only cores and PUs matter here, and the load happens in the first
 	 * contended lock of the process: skip caches, NUMA details and I/O. */
 	hwloc_topology_set_all_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
-	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_CORE,
-	    HWLOC_TYPE_FILTER_KEEP_ALL);
+	hwloc_topology_set_type_filter(
+	    topo, HWLOC_OBJ_CORE, HWLOC_TYPE_FILTER_KEEP_ALL);
 	/* The x86 backend binds the calling thread to every PU in turn to
 	 * run CPUID there: slow, and not ours to do inside a lock call.
 	 * Linux's sysfs says what we need. */
-	hwloc_topology_set_components(topo,
-	    HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
+	hwloc_topology_set_components(
+	    topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
 	set = hwloc_bitmap_alloc();
 	if (set == NULL || hwloc_topology_load(topo) != 0 ||
 	    hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) != 0)

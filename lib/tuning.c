@@ -68,8 +68,8 @@ env_override(const char *name, unsigned max, unsigned *val)
 	int saved = errno;
 	errno = 0;
 	unsigned long v = strtoul(s, &end, 10);
-	bool bad = *s < '0' || *s > '9' || *end != '\0' || errno != 0 ||
-	    v > max;
+	bool bad =
+	    *s < '0' || *s > '9' || *end != '\0' || errno != 0 || v > max;
 	errno = saved;
 	if (bad) {
 		fprintf(stderr,
@@ -124,8 +124,8 @@ tuning_init(void)
 	}
 	env_override("PARKINGLOT_SPIN", MAX_SPIN, &tuning.pub.spin_limit);
 	env_override("PARKINGLOT_YIELD", MAX_YIELD, &tuning.pub.yield_limit);
-	env_override("PARKINGLOT_FAIR_US", MAX_FAIR_US,
-	    &tuning.pub.fair_interval_us);
+	env_override(
+	    "PARKINGLOT_FAIR_US", MAX_FAIR_US, &tuning.pub.fair_interval_us);
 	env_override("PARKINGLOT_POLL_NS", MAX_POLL_NS, &tuning.poll_ns);
 	/* Measured even where nothing spins: pl_tuning_set may turn
 	 * spinning on later. */
@@ -156,10 +156,10 @@ pl_tuning_get(struct pl_tuning *out)
 {
 	const struct pli_tuning *t = pli_tuning();
 	out->spin_limit = __atomic_load_n(&t->pub.spin_limit, __ATOMIC_RELAXED);
-	out->yield_limit = __atomic_load_n(&t->pub.yield_limit,
-	    __ATOMIC_RELAXED);
-	out->fair_interval_us = __atomic_load_n(&t->pub.fair_interval_us,
-	    __ATOMIC_RELAXED);
+	out->yield_limit =
+	    __atomic_load_n(&t->pub.yield_limit, __ATOMIC_RELAXED);
+	out->fair_interval_us =
+	    __atomic_load_n(&t->pub.fair_interval_us, __ATOMIC_RELAXED);
 }
 
 static unsigned

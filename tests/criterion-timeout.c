@@ -33,13 +33,15 @@ ReportHook(PRE_ALL)(struct criterion_test_set *set)
 {
 	double t = default_timeout();
 
-	FOREACH_SET(struct criterion_suite_set *s, set->suites) {
+	FOREACH_SET(struct criterion_suite_set * s, set->suites)
+	{
 		double suite_timeout =
 		    s->suite.data != NULL ? s->suite.data->timeout : 0;
 
 		if (suite_timeout > 0)
 			continue;
-		FOREACH_SET(struct criterion_test *test, s->tests) {
+		FOREACH_SET(struct criterion_test * test, s->tests)
+		{
 			if (test->data != NULL && test->data->timeout <= 0)
 				test->data->timeout = t;
 		}

@@ -27,8 +27,8 @@ static void (*unlock_fair)(pl_mutex_t *);
 static void (*stats_get)(struct pl_stats *);
 
 static pl_mutex_t m = PL_MUTEX_INITIALIZER;
-static int used;      /* threads done with the library (atomic) */
-static int may_exit;  /* set once the library is closed (atomic) */
+static int used;     /* threads done with the library (atomic) */
+static int may_exit; /* set once the library is closed (atomic) */
 
 static void
 fail(const char *what)
@@ -91,8 +91,8 @@ main(int argc, char **argv)
 	void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL)
 		fail(dlerror());
-	timedlock = (int (*)(pl_mutex_t *, const struct timespec *))sym(h,
-	    "pl_mutex_timedlock");
+	timedlock = (int (*)(pl_mutex_t *, const struct timespec *))sym(
+	    h, "pl_mutex_timedlock");
 	unlock_fair = (void (*)(pl_mutex_t *))sym(h, "pl_mutex_unlock_fair");
 	stats_get = (void (*)(struct pl_stats *))sym(h, "pl_stats_get");
 

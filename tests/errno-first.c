@@ -78,7 +78,8 @@ static uintptr_t
 load_bits(const void *p, size_t size)
 {
 	if (size == 1)
-		return __atomic_load_n((const unsigned char *)p, __ATOMIC_ACQUIRE);
+		return __atomic_load_n(
+		    (const unsigned char *)p, __ATOMIC_ACQUIRE);
 	return __atomic_load_n((const uintptr_t *)p, __ATOMIC_ACQUIRE);
 }
 
@@ -254,14 +255,16 @@ rw_waiter(void *arg)
 	char what[96];
 	errno = SENTINEL;
 	struct timespec d = in_ns(20000000);
-	snprintf(what, sizeof what, "pl_rwlock_timed%slock timing out",
-	    w->name);
+	snprintf(
+	    what, sizeof what, "pl_rwlock_timed%slock timing out", w->name);
 	if (w->timedlock(&rw, &d) != ETIMEDOUT)
 		fatal("a timed lock of a held rwlock did not time out");
 	check(what);
 	d = in_ns(-1000000000);
-	snprintf(what, sizeof what, "pl_rwlock_timed%slock with a past "
-	    "deadline", w->name);
+	snprintf(what, sizeof what,
+	    "pl_rwlock_timed%slock with a past "
+	    "deadline",
+	    w->name);
 	if (w->timedlock(&rw, &d) != ETIMEDOUT)
 		fatal("a timed lock of a held rwlock did not time out");
 	check(what);
@@ -419,7 +422,8 @@ park_einval(void)
 	errno = SENTINEL;
 	struct timespec neg = { -1, 0 };
 	if (pl_mutex_timedlock(&m, &neg) != EINVAL)
-		fatal("pl_mutex_timedlock of a malformed deadline did not fail");
+		fatal(
+		    "pl_mutex_timedlock of a malformed deadline did not fail");
 	check("pl_mutex_timedlock of a malformed deadline");
 }
 

@@ -19,7 +19,8 @@
 #include <thread>
 #include <unistd.h>
 
-namespace {
+namespace
+{
 
 const auto wait_limit = std::chrono::seconds(10);
 
@@ -165,8 +166,8 @@ throw_glibc()
 #ifdef __SANITIZE_THREAD__
 	// ThreadSanitizer replaces pthread_once with an interceptor of its
 	// own, which an exception leaves running: its next call would hang.
-	std::printf("ok %d - glibc's pthread_once # SKIP under TSan\n",
-	    ++test_no);
+	std::printf(
+	    "ok %d - glibc's pthread_once # SKIP under TSan\n", ++test_no);
 	return;
 #endif
 	bool caught = false;

@@ -26,7 +26,7 @@ byte_of(const unsigned char *b)
 
 /* A bit lock of either width, so that one test body serves both. */
 struct lk {
-	uintptr_t *word;     /* the word, or NULL for a byte lock */
+	uintptr_t *word; /* the word, or NULL for a byte lock */
 	unsigned char *byte;
 	uintptr_t locked, parked;
 };
@@ -46,8 +46,8 @@ lk_trylock(const struct lk *l)
 {
 	if (l->word)
 		return pl_bitlock_trylock(l->word, l->locked, l->parked);
-	return pl_bitlock8_trylock(l->byte, (unsigned char)l->locked,
-	    (unsigned char)l->parked);
+	return pl_bitlock8_trylock(
+	    l->byte, (unsigned char)l->locked, (unsigned char)l->parked);
 }
 
 static void
@@ -84,7 +84,7 @@ enum { EX_THREADS = 4, EX_ITERS = 20000 };
 
 struct excl {
 	struct lk l;
-	long counter;    /* plain: only the bit lock protects it */
+	long counter;        /* plain: only the bit lock protects it */
 	unsigned fair_every; /* 0: never unlock_fair */
 	struct tu_barrier start;
 	size_t finished; /* atomic */
@@ -101,8 +101,8 @@ excl_main(void *arg)
 		if (i % 100 == 0)
 			sched_yield(); /* make the others park */
 		e->counter = v + 1;
-		lk_unlock(&e->l,
-		    e->fair_every != 0 && i % (int)e->fair_every == 0);
+		lk_unlock(
+		    &e->l, e->fair_every != 0 && i % (int)e->fair_every == 0);
 	}
 	__atomic_fetch_add(&e->finished, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -129,8 +129,10 @@ run_exclusion(struct lk l, unsigned fair_every)
 	cr_assert(e.counter == (long)EX_THREADS * EX_ITERS,
 	    "counter %ld, expected %ld: exclusion broken", e.counter,
 	    (long)EX_THREADS * EX_ITERS);
-	cr_assert(lk_value(&l) == others, "value %#jx at the end, expected "
-	    "%#jx", (uintmax_t)lk_value(&l), (uintmax_t)others);
+	cr_assert(lk_value(&l) == others,
+	    "value %#jx at the end, expected "
+	    "%#jx",
+	    (uintmax_t)lk_value(&l), (uintmax_t)others);
 	cr_assert(count_parked(lk_addr(&l)) == 0);
 }
 
@@ -164,8 +166,8 @@ enum { FL_LOCKERS = 2, FL_FLIPPERS = 2, FL_ROUNDS = 20000 };
 
 struct flips {
 	uintptr_t word;
-	long counter;      /* plain: the bit lock protects it */
-	int lockers_done;  /* atomic */
+	long counter;     /* plain: the bit lock protects it */
+	int lockers_done; /* atomic */
 	struct tu_barrier start;
 	long flips[FL_FLIPPERS]; /* how many each flipper made */
 };
@@ -192,8 +194,8 @@ flipper_main(void *arg)
 	long i = 0;
 	while (i < 1000 ||
 	    __atomic_load_n(&f->lockers_done, __ATOMIC_ACQUIRE) < FL_LOCKERS) {
-		__atomic_fetch_xor(&f->word, flip_mask(a->idx, i),
-		    __ATOMIC_RELAXED);
+		__atomic_fetch_xor(
+		    &f->word, flip_mask(a->idx, i), __ATOMIC_RELAXED);
 		i++;
 	}
 	f->flips[a->idx] = i;
@@ -312,9 +314,10 @@ Test(bitlock, two_locks_in_one_word_exclusive, .timeout = 60)
 		tu_join(th[i]);
 	tu_barrier_destroy(&t.start);
 	cr_assert(t.bad == 0, "%ld times a holder found its bit clear", t.bad);
-	cr_assert(t.counter[0] == 2L * TWO_ITERS && t.counter[1] ==
-	    2L * TWO_ITERS, "counters %ld, %ld, expected %ld each",
-	    t.counter[0], t.counter[1], 2L * TWO_ITERS);
+	cr_assert(
+	    t.counter[0] == 2L * TWO_ITERS && t.counter[1] == 2L * TWO_ITERS,
+	    "counters %ld, %ld, expected %ld each", t.counter[0], t.counter[1],
+	    2L * TWO_ITERS);
 	cr_assert(word_of(&t.word) == 0xf0, "word %#jx at the end",
 	    (uintmax_t)word_of(&t.word));
 	cr_assert(count_parked(&t.word) == 0);
@@ -439,7 +442,7 @@ enum { PTR_THREADS = 4, PTR_ITERS = 20000 };
 struct ptrlock {
 	uintptr_t head; /* (uintptr_t)&node | lock bits 1 and 2 */
 	uintptr_t ptr;
-	long bad;       /* atomic: pointer bits seen changed */
+	long bad; /* atomic: pointer bits seen changed */
 	struct tu_barrier start;
 };
 
@@ -452,8 +455,8 @@ ptr_main(void *arg)
 		if ((word_of(&p->head) & ~(uintptr_t)3) != p->ptr)
 			__atomic_fetch_add(&p->bad, 1, __ATOMIC_RELAXED);
 		pl_bitlock_lock(&p->head, 1, 2);
-		struct node *n = (struct node *)(word_of(&p->head) &
-		    ~(uintptr_t)3);
+		struct node *n =
+		    (struct node *)(word_of(&p->head) & ~(uintptr_t)3);
 		if ((uintptr_t)n != p->ptr)
 			__atomic_fetch_add(&p->bad, 1, __ATOMIC_RELAXED);
 		else
@@ -561,8 +564,14 @@ static unsigned char bad_byte;
 static volatile uintptr_t vl, vp;
 
 enum bad_call {
-	BAD_LOCK, BAD_TRYLOCK, BAD_UNLOCK, BAD_UNLOCK_FAIR,
-	BAD8_LOCK, BAD8_TRYLOCK, BAD8_UNLOCK, BAD8_UNLOCK_FAIR
+	BAD_LOCK,
+	BAD_TRYLOCK,
+	BAD_UNLOCK,
+	BAD_UNLOCK_FAIR,
+	BAD8_LOCK,
+	BAD8_TRYLOCK,
+	BAD8_UNLOCK,
+	BAD8_UNLOCK_FAIR
 };
 
 static void
@@ -586,16 +595,16 @@ bad_call(void *arg)
 		pl_bitlock8_lock(&bad_byte, (unsigned char)l, (unsigned char)p);
 		break;
 	case BAD8_TRYLOCK:
-		(void)pl_bitlock8_trylock(&bad_byte, (unsigned char)l,
-		    (unsigned char)p);
+		(void)pl_bitlock8_trylock(
+		    &bad_byte, (unsigned char)l, (unsigned char)p);
 		break;
 	case BAD8_UNLOCK:
-		pl_bitlock8_unlock(&bad_byte, (unsigned char)l,
-		    (unsigned char)p);
+		pl_bitlock8_unlock(
+		    &bad_byte, (unsigned char)l, (unsigned char)p);
 		break;
 	case BAD8_UNLOCK_FAIR:
-		pl_bitlock8_unlock_fair(&bad_byte, (unsigned char)l,
-		    (unsigned char)p);
+		pl_bitlock8_unlock_fair(
+		    &bad_byte, (unsigned char)l, (unsigned char)p);
 		break;
 	}
 }
@@ -644,7 +653,8 @@ bad_constant(void *arg)
 Test(bitlock, bad_constant_arguments_abort, .timeout = 30)
 {
 	char expect[160];
-	snprintf(expect, sizeof(expect), "pl_bitlock_lock: bit lock %p: "
+	snprintf(expect, sizeof(expect),
+	    "pl_bitlock_lock: bit lock %p: "
 	    "locked_bit and parked_bit are the same bit 0x1\n",
 	    (void *)&bad_word);
 	tu_expect_abort(bad_constant, NULL, expect);

@@ -268,7 +268,8 @@ bq_consumer(void *arg)
 		pl_mutex_unlock(&q->m);
 
 		if (item >= QTOTAL) {
-			__atomic_fetch_add(&q->order_errors, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(
+			    &q->order_errors, 1, __ATOMIC_RELAXED);
 			continue;
 		}
 		__atomic_fetch_add(&q->seen[item], 1, __ATOMIC_RELAXED);
@@ -277,7 +278,8 @@ bq_consumer(void *arg)
 		unsigned p = item / QITEMS;
 		long k = (long)(item % QITEMS);
 		if (k <= last[p])
-			__atomic_fetch_add(&q->order_errors, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(
+			    &q->order_errors, 1, __ATOMIC_RELAXED);
 		last[p] = k;
 	}
 	__atomic_fetch_add(&q->finished, 1, __ATOMIC_RELEASE);
@@ -297,7 +299,8 @@ Test(cond, bounded_queue_4_producers_4_consumers, .timeout = 60)
 	}
 	cr_assert(tu_wait_size_ge(&q.finished, QP + QC, 40 * TU_SEC),
 	    "%zu of %d threads finished in 40 s (%u of %d items taken): a lost "
-	    "wakeup?", __atomic_load_n(&q.finished, __ATOMIC_ACQUIRE), QP + QC,
+	    "wakeup?",
+	    __atomic_load_n(&q.finished, __ATOMIC_ACQUIRE), QP + QC,
 	    __atomic_load_n(&q.taken, __ATOMIC_RELAXED), QTOTAL);
 	for (int i = 0; i < QP + QC; i++)
 		tu_join(t[i]);
@@ -308,8 +311,8 @@ Test(cond, bounded_queue_4_producers_4_consumers, .timeout = 60)
 	for (unsigned i = 0; i < QTOTAL; i++)
 		if (q.seen[i] != 1)
 			cr_assert_fail("item %u (producer %u, #%u) consumed %u "
-			               "times", i, i / QITEMS, i % QITEMS,
-			    q.seen[i]);
+			               "times",
+			    i, i / QITEMS, i % QITEMS, q.seen[i]);
 	cr_assert(q.order_errors == 0, "%ld items out of order or corrupt",
 	    q.order_errors);
 	cr_assert(q.full_waits + q.empty_waits > 0,
@@ -331,10 +334,10 @@ enum { BW = 64 };
 struct bcast {
 	pl_mutex_t m;
 	pl_cond_t c;
-	int go;          /* protected by m */
-	int counter;     /* protected by m */
-	int inside;      /* atomic: a waiter is between return and unlock */
-	int overlaps;    /* atomic: two were there at once */
+	int go;       /* protected by m */
+	int counter;  /* protected by m */
+	int inside;   /* atomic: a waiter is between return and unlock */
+	int overlaps; /* atomic: two were there at once */
 	int wait_returns[BW]; /* written by waiter i only */
 	bool held_on_return[BW];
 	size_t done; /* atomic */
@@ -380,8 +383,10 @@ run_broadcast(bool mutex_held)
 	}
 	/* All 64 verifiably waiting. */
 	ASSERT_PARKED(&b.c, BW);
-	cr_assert(cstate(&b.c) == PL_COND_WAITERS, "cond byte %u with %d "
-	    "waiters", cstate(&b.c), BW);
+	cr_assert(cstate(&b.c) == PL_COND_WAITERS,
+	    "cond byte %u with %d "
+	    "waiters",
+	    cstate(&b.c), BW);
 
 	size_t n, on_c, on_m;
 	unsigned char ms, cs;
@@ -399,20 +404,28 @@ run_broadcast(bool mutex_held)
 		cs = cstate(&b.c);
 		early = __atomic_load_n(&b.done, __ATOMIC_ACQUIRE);
 		pl_mutex_unlock(&b.m);
-		cr_assert(n == BW, "broadcast returned %zu, expected %d", n, BW);
+		cr_assert(
+		    n == BW, "broadcast returned %zu, expected %d", n, BW);
 		cr_assert(on_c == 0, "%zu waiter(s) left on the cond", on_c);
-		cr_assert(on_m == BW, "%zu waiter(s) on the mutex, expected "
-		    "all %d moved there (none woken while it is held)", on_m, BW);
-		cr_assert(ms == MUTEX_LOCKED_PARKED, "mutex state %u, expected "
-		    "LOCKED|PARKED", ms);
+		cr_assert(on_m == BW,
+		    "%zu waiter(s) on the mutex, expected "
+		    "all %d moved there (none woken while it is held)",
+		    on_m, BW);
+		cr_assert(ms == MUTEX_LOCKED_PARKED,
+		    "mutex state %u, expected "
+		    "LOCKED|PARKED",
+		    ms);
 		cr_assert(cs == 0, "cond byte %u after broadcast", cs);
-		cr_assert(early == 0, "%zu waiter(s) returned while the mutex "
-		    "was held", early);
+		cr_assert(early == 0,
+		    "%zu waiter(s) returned while the mutex "
+		    "was held",
+		    early);
 	} else {
 		pl_mutex_unlock(&b.m);
 		n = pl_cond_broadcast(&b.c);
 		on_c = count_parked(&b.c);
-		cr_assert(n == BW, "broadcast returned %zu, expected %d", n, BW);
+		cr_assert(
+		    n == BW, "broadcast returned %zu, expected %d", n, BW);
 		cr_assert(on_c == 0, "%zu waiter(s) left on the cond", on_c);
 	}
 
@@ -422,23 +435,31 @@ run_broadcast(bool mutex_held)
 	for (int i = 0; i < BW; i++)
 		tu_join(t[i]);
 	cr_assert(b.counter == BW, "counter %d, expected %d", b.counter, BW);
-	cr_assert(b.overlaps == 0, "%d waiters returned while another held "
-	    "the mutex", b.overlaps);
+	cr_assert(b.overlaps == 0,
+	    "%d waiters returned while another held "
+	    "the mutex",
+	    b.overlaps);
 	/* No herd: after the broadcast each waiter was woken exactly once
 	 * and none of them had to park again (on the mutex). */
 	pl_stats_get(&s1);
-	cr_assert(s1.unparks - s0.unparks == BW, "%llu wake-ups for %d "
-	    "waiters", (unsigned long long)(s1.unparks - s0.unparks), BW);
+	cr_assert(s1.unparks - s0.unparks == BW,
+	    "%llu wake-ups for %d "
+	    "waiters",
+	    (unsigned long long)(s1.unparks - s0.unparks), BW);
 	cr_assert(s1.parks == s0.parks, "%llu parks after the broadcast",
 	    (unsigned long long)(s1.parks - s0.parks));
 	cr_assert(s1.requeues - s0.requeues == (mutex_held ? BW : BW - 1),
 	    "%llu waiters moved onto the mutex",
 	    (unsigned long long)(s1.requeues - s0.requeues));
 	for (int i = 0; i < BW; i++) {
-		cr_assert(b.wait_returns[i] == 1, "waiter %d: pl_cond_wait "
-		    "returned %d times, expected once", i, b.wait_returns[i]);
-		cr_assert(b.held_on_return[i], "waiter %d returned without "
-		    "the mutex", i);
+		cr_assert(b.wait_returns[i] == 1,
+		    "waiter %d: pl_cond_wait "
+		    "returned %d times, expected once",
+		    i, b.wait_returns[i]);
+		cr_assert(b.held_on_return[i],
+		    "waiter %d returned without "
+		    "the mutex",
+		    i);
 	}
 	cr_assert(mstate(&b.m) == 0, "mutex state %u at the end", mstate(&b.m));
 	cr_assert(cstate(&b.c) == 0, "cond byte %u at the end", cstate(&b.c));
@@ -463,9 +484,9 @@ enum { SW = 3, SEQ_ROUNDS = 10 };
 struct sig {
 	pl_mutex_t m;
 	pl_cond_t c;
-	int permits;      /* protected by m */
+	int permits;           /* protected by m */
 	int order[SEQ_ROUNDS]; /* protected by m: who returned, in order */
-	int nreturned;    /* protected by m */
+	int nreturned;         /* protected by m */
 	int wait_returns[SEQ_ROUNDS]; /* written by waiter i only */
 	int done[SEQ_ROUNDS];         /* atomic */
 	size_t ndone;                 /* atomic */
@@ -524,9 +545,10 @@ Test(cond, signal_wakes_exactly_one_per_call, .timeout = 30)
 	uintptr_t tok[SW];
 	cr_assert(parked_tokens(&s.c, tok, SW) == SW);
 	for (int i = 0; i < SW; i++)
-		cr_assert(tok[i] == (uintptr_t)&s.m, "park token %#lx of waiter "
-		    "%d, expected the mutex %p", (unsigned long)tok[i], i,
-		    (void *)&s.m);
+		cr_assert(tok[i] == (uintptr_t)&s.m,
+		    "park token %#lx of waiter "
+		    "%d, expected the mutex %p",
+		    (unsigned long)tok[i], i, (void *)&s.m);
 
 	for (int k = 0; k < SW; k++) {
 		give_one(&s, (size_t)k + 1);
@@ -534,16 +556,20 @@ Test(cond, signal_wakes_exactly_one_per_call, .timeout = 30)
 		size_t left = count_parked(&s.c);
 		size_t nd = __atomic_load_n(&s.ndone, __ATOMIC_ACQUIRE);
 		cr_assert(left == (size_t)(SW - k - 1) && nd == (size_t)k + 1,
-		    "signal %d: %zu returned, %zu still parked", k + 1, nd, left);
+		    "signal %d: %zu returned, %zu still parked", k + 1, nd,
+		    left);
 	}
-	cr_assert(!pl_cond_signal(&s.c), "a 4th signal with nobody waiting "
+	cr_assert(!pl_cond_signal(&s.c),
+	    "a 4th signal with nobody waiting "
 	    "returned true");
 	cr_assert(cstate(&s.c) == 0, "cond byte %u with nobody waiting",
 	    cstate(&s.c));
 	for (int i = 0; i < SW; i++) {
 		tu_join(t[i]);
-		cr_assert(s.wait_returns[i] == 1, "waiter %d: pl_cond_wait "
-		    "returned %d times", i, s.wait_returns[i]);
+		cr_assert(s.wait_returns[i] == 1,
+		    "waiter %d: pl_cond_wait "
+		    "returned %d times",
+		    i, s.wait_returns[i]);
 	}
 	cr_assert(s.permits == 0 && s.nreturned == SW);
 	cr_assert(mstate(&s.m) == 0);
@@ -563,8 +589,10 @@ Test(cond, signal_single_waiter_sequence_is_exact, .timeout = 30)
 		tu_join(t);
 		cr_assert(s.order[i] == i, "round %d: waiter %d returned", i,
 		    s.order[i]);
-		cr_assert(s.wait_returns[i] == 1, "round %d: wait returned %d "
-		    "times", i, s.wait_returns[i]);
+		cr_assert(s.wait_returns[i] == 1,
+		    "round %d: wait returned %d "
+		    "times",
+		    i, s.wait_returns[i]);
 		cr_assert(count_parked(&s.c) == 0 && cstate(&s.c) == 0);
 		cr_assert(!pl_cond_signal(&s.c));
 	}
@@ -619,8 +647,10 @@ Test(cond, signal_with_mutex_held_moves_waiter_to_mutex, .timeout = 30)
 	pl_mutex_unlock(&w.m);
 
 	cr_assert(r, "pl_cond_signal returned false with a waiter parked");
-	cr_assert(on_c == 0 && on_m == 1, "after signal with the mutex held: "
-	    "%zu on the cond, %zu on the mutex (expected 0 and 1)", on_c, on_m);
+	cr_assert(on_c == 0 && on_m == 1,
+	    "after signal with the mutex held: "
+	    "%zu on the cond, %zu on the mutex (expected 0 and 1)",
+	    on_c, on_m);
 	cr_assert(ms == MUTEX_LOCKED_PARKED, "mutex state %u", ms);
 	cr_assert(cs == 0, "cond byte %u with nobody left on it", cs);
 	cr_assert(early == 0, "the waiter returned while the mutex was held");
@@ -628,15 +658,16 @@ Test(cond, signal_with_mutex_held_moves_waiter_to_mutex, .timeout = 30)
 	/* After the unlock it returns, holding the mutex. */
 	cr_assert(tu_wait_int_eq(&w.returned, 1, TU_WAIT_NS),
 	    "the waiter did not return after the unlock");
-	cr_assert(!pl_mutex_trylock(&w.m), "trylock succeeded while the "
+	cr_assert(!pl_mutex_trylock(&w.m),
+	    "trylock succeeded while the "
 	    "returned waiter should hold the mutex");
 	cr_assert(pl_mutex_is_locked(&w.m));
 	__atomic_store_n(&w.may_unlock, 1, __ATOMIC_RELEASE);
 	cr_assert(tu_wait_int_eq(&w.done, 1, TU_WAIT_NS));
 	tu_join(t);
 	cr_assert(w.held, "the waiter returned without the mutex");
-	cr_assert(w.wait_returns == 1, "wait returned %d times",
-	    w.wait_returns);
+	cr_assert(
+	    w.wait_returns == 1, "wait returned %d times", w.wait_returns);
 	cr_assert(mstate(&w.m) == 0 && cstate(&w.c) == 0);
 }
 
@@ -656,8 +687,8 @@ prober_main(void *arg)
 {
 	struct prober *p = arg;
 	int64_t end = tu_now_ns() + TU_WAIT_NS;
-	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE) &&
-	    tu_now_ns() < end) {
+	while (
+	    !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE) && tu_now_ns() < end) {
 		if (pl_mutex_trylock(p->m)) {
 			pl_mutex_unlock(p->m);
 			__atomic_store_n(&p->got, 1, __ATOMIC_RELEASE);
@@ -691,25 +722,32 @@ Test(cond, timedwait_times_out_with_mutex_held, .timeout = 30)
 			__atomic_store_n(&p.stop, 1, __ATOMIC_RELEASE);
 			tu_join(pt);
 		}
-		cr_assert(rc == ETIMEDOUT, "[%zu] rc %d, expected ETIMEDOUT", i,
-		    rc);
-		cr_assert(after >= tu_ts_to_ns(&dl), "[%zu] ETIMEDOUT %lld ns "
-		    "before the deadline", i,
-		    (long long)(tu_ts_to_ns(&dl) - after));
+		cr_assert(
+		    rc == ETIMEDOUT, "[%zu] rc %d, expected ETIMEDOUT", i, rc);
+		cr_assert(after >= tu_ts_to_ns(&dl),
+		    "[%zu] ETIMEDOUT %lld ns "
+		    "before the deadline",
+		    i, (long long)(tu_ts_to_ns(&dl) - after));
 		cr_assert(after < tu_ts_to_ns(&dl) + 2 * TU_SEC,
 		    "[%zu] ETIMEDOUT %lld ms after the deadline", i,
 		    (long long)((after - tu_ts_to_ns(&dl)) / TU_MS));
 		cr_assert(locked, "[%zu] returned without the mutex", i);
 		if (probe)
-			cr_assert(p.got, "[%zu] the mutex was not released "
-			    "during the wait", i);
+			cr_assert(p.got,
+			    "[%zu] the mutex was not released "
+			    "during the wait",
+			    i);
 		/* We hold it: another thread cannot take it. */
-		cr_assert(!trylock_from_other_thread(&m), "[%zu] another "
-		    "thread took the mutex after the timed wait returned", i);
+		cr_assert(!trylock_from_other_thread(&m),
+		    "[%zu] another "
+		    "thread took the mutex after the timed wait returned",
+		    i);
 		cr_assert(mstate(&m) == PL_MUTEX_LOCKED, "[%zu] mutex state %u",
 		    i, mstate(&m));
-		cr_assert(cstate(&c) == 0, "[%zu] cond byte %u after the only "
-		    "waiter timed out", i, cstate(&c));
+		cr_assert(cstate(&c) == 0,
+		    "[%zu] cond byte %u after the only "
+		    "waiter timed out",
+		    i, cstate(&c));
 		cr_assert(count_parked(&c) == 0);
 		pl_mutex_unlock(&m);
 		cr_assert(mstate(&m) == 0);
@@ -748,7 +786,10 @@ Test(cond, timedwait_malformed_deadline_is_einval, .timeout = 30)
 	memset(&s, 0, sizeof(s));
 	s.m = &m;
 	const struct timespec bad[] = {
-		{ 0, 1000000000L }, { 0, -1 }, { -1, 0 }, { -1, 999999999L },
+		{ 0, 1000000000L },
+		{ 0, -1 },
+		{ -1, 0 },
+		{ -1, 999999999L },
 	};
 
 	pl_mutex_lock(&m);
@@ -767,14 +808,18 @@ Test(cond, timedwait_malformed_deadline_is_einval, .timeout = 30)
 		}
 		if (round % 20 == 0) {
 			/* Let the snatcher run between some of the calls. */
-			size_t a0 = __atomic_load_n(&s.attempts, __ATOMIC_ACQUIRE);
-			cr_assert(tu_wait_size_ge(&s.attempts, a0 + 2, TU_WAIT_NS));
+			size_t a0 =
+			    __atomic_load_n(&s.attempts, __ATOMIC_ACQUIRE);
+			cr_assert(
+			    tu_wait_size_ge(&s.attempts, a0 + 2, TU_WAIT_NS));
 		}
 	}
 	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
 	tu_join(t);
-	cr_assert(s.got == 0, "another thread took the mutex %zu times while "
-	    "timed waits with malformed deadlines were failing", s.got);
+	cr_assert(s.got == 0,
+	    "another thread took the mutex %zu times while "
+	    "timed waits with malformed deadlines were failing",
+	    s.got);
 	cr_assert(pl_mutex_is_locked(&m));
 	cr_assert(count_parked(&c) == 0);
 	pl_mutex_unlock(&m);
@@ -896,7 +941,8 @@ run_requeued_timeout(bool with_locker)
 	size_t on_m = parked_tokens(&w.m, tok, 2);
 	size_t on_c = count_parked(&w.c);
 	cr_assert(n == 1, "broadcast returned %zu", n);
-	cr_assert(t_bcast < tu_ts_to_ns(&w.dl), "the broadcast came after the "
+	cr_assert(t_bcast < tu_ts_to_ns(&w.dl),
+	    "the broadcast came after the "
 	    "waiter's deadline: the machine is too slow for this test");
 	cr_assert(on_c == 0 && on_m == 1 && tok[0] == (uintptr_t)&w.m,
 	    "after broadcast: %zu on the cond, %zu on the mutex (token %#lx)",
@@ -911,23 +957,29 @@ run_requeued_timeout(bool with_locker)
 	/* The deadline passes while the waiter is on the mutex's queue; it
 	 * leaves it and parks again to lock the mutex, which we hold. */
 	struct token_ctx tc = { &w.m, (uintptr_t)&w.m, with_locker ? 2 : 1 };
-	bool reparked = tu_wait_until(requeued_waiter_reparked, &tc,
-	    TU_WAIT_NS);
+	bool reparked =
+	    tu_wait_until(requeued_waiter_reparked, &tc, TU_WAIT_NS);
 	int64_t t_reparked = tu_now_ns();
 	int early = __atomic_load_n(&w.done, __ATOMIC_ACQUIRE);
 	unsigned char ms = mstate(&w.m);
 	int64_t t_unlock = tu_now_ns();
 	pl_mutex_unlock(&w.m);
 
-	cr_assert(reparked, "the requeued waiter never timed out on the "
-	    "mutex (%zu parked there)", count_parked(&w.m));
-	cr_assert(t_reparked >= tu_ts_to_ns(&w.dl), "the waiter left the "
+	cr_assert(reparked,
+	    "the requeued waiter never timed out on the "
+	    "mutex (%zu parked there)",
+	    count_parked(&w.m));
+	cr_assert(t_reparked >= tu_ts_to_ns(&w.dl),
+	    "the waiter left the "
 	    "mutex's queue %lld ns before its deadline",
 	    (long long)(tu_ts_to_ns(&w.dl) - t_reparked));
-	cr_assert(early == 0, "the timed waiter returned while the mutex was "
+	cr_assert(early == 0,
+	    "the timed waiter returned while the mutex was "
 	    "held");
-	cr_assert(ms == MUTEX_LOCKED_PARKED, "mutex state %u with the waiter "
-	    "parked on it again", ms);
+	cr_assert(ms == MUTEX_LOCKED_PARKED,
+	    "mutex state %u with the waiter "
+	    "parked on it again",
+	    ms);
 
 	cr_assert(tu_wait_int_eq(&w.done, 1, TU_WAIT_NS),
 	    "the timed waiter did not return after the unlock");
@@ -937,22 +989,25 @@ run_requeued_timeout(bool with_locker)
 		    "the plain locker never got the mutex: PARKED lost?");
 		tu_join(lt);
 	}
-	cr_assert(w.rc == 0, "rc %d: a waiter taken off the condition "
+	cr_assert(w.rc == 0,
+	    "rc %d: a waiter taken off the condition "
 	    "variable by a broadcast returned ETIMEDOUT (the wake-up is lost)",
 	    w.rc);
 	cr_assert(w.wait_returns == 1, "%d waits", w.wait_returns);
 	cr_assert(w.held, "returned without the mutex");
-	cr_assert(w.returned_ns >= t_unlock, "returned before the mutex was "
+	cr_assert(w.returned_ns >= t_unlock,
+	    "returned before the mutex was "
 	    "unlocked");
 	cr_assert(w.returned_ns >= tu_ts_to_ns(&w.dl));
-	cr_assert(mstate(&w.m) == 0, "mutex state %u once everybody is done "
-	    "(stale PARKED?)", mstate(&w.m));
+	cr_assert(mstate(&w.m) == 0,
+	    "mutex state %u once everybody is done "
+	    "(stale PARKED?)",
+	    mstate(&w.m));
 	cr_assert(cstate(&w.c) == 0);
 	cr_assert(count_parked(&w.m) == 0 && count_parked(&w.c) == 0);
 }
 
-Test(cond, requeued_timed_waiter_returns_0_after_its_deadline,
-    .timeout = 30)
+Test(cond, requeued_timed_waiter_returns_0_after_its_deadline, .timeout = 30)
 {
 	run_requeued_timeout(false);
 }
@@ -1012,8 +1067,8 @@ Test(cond, two_mutexes_at_once_abort, .timeout = 30)
 	memset(&tm, 0, sizeof(tm));
 	char buf[512];
 	int status = tu_run_child(tm_child, NULL, 20, buf, sizeof buf);
-	cr_assert(!(WIFEXITED(status) &&
-	              WEXITSTATUS(status) == TU_CHILD_RETURNED),
+	cr_assert(
+	    !(WIFEXITED(status) && WEXITSTATUS(status) == TU_CHILD_RETURNED),
 	    "pl_cond_broadcast with waiters on two mutexes returned");
 	cr_assert(!(WIFEXITED(status) && WEXITSTATUS(status) >= 4),
 	    "child setup failed (status %d): waiters did not park",
@@ -1023,12 +1078,14 @@ Test(cond, two_mutexes_at_once_abort, .timeout = 30)
 
 	/* The order in which the two mutexes are named is not specified. */
 	char e1[192], e2[192];
-	snprintf(e1, sizeof(e1), "pl_cond_broadcast: condition variable %p "
-	    "used with mutexes %p and %p at once\n", (void *)&tm.c,
-	    (void *)&tm.m1, (void *)&tm.m2);
-	snprintf(e2, sizeof(e2), "pl_cond_broadcast: condition variable %p "
-	    "used with mutexes %p and %p at once\n", (void *)&tm.c,
-	    (void *)&tm.m2, (void *)&tm.m1);
+	snprintf(e1, sizeof(e1),
+	    "pl_cond_broadcast: condition variable %p "
+	    "used with mutexes %p and %p at once\n",
+	    (void *)&tm.c, (void *)&tm.m1, (void *)&tm.m2);
+	snprintf(e2, sizeof(e2),
+	    "pl_cond_broadcast: condition variable %p "
+	    "used with mutexes %p and %p at once\n",
+	    (void *)&tm.c, (void *)&tm.m2, (void *)&tm.m1);
 	cr_assert(strcmp(buf, e1) == 0 || strcmp(buf, e2) == 0,
 	    "stderr was \"%s\", expected \"%s\"", buf, e1);
 }
@@ -1107,8 +1164,8 @@ static void *
 reuse_signaller_main(void *arg)
 {
 	struct reuse *r = arg;
-	__atomic_store_n(&r->signaller_tid, (pid_t)syscall(SYS_gettid),
-	    __ATOMIC_RELEASE);
+	__atomic_store_n(
+	    &r->signaller_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	r->signal_rc = pl_cond_signal(r->c);
 	__atomic_store_n(&r->signaller_done, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -1186,9 +1243,12 @@ run_reuse(struct reuse *r, void (*reuse_m1)(struct reuse *), bool with_b)
 		return;
 	}
 	cr_assert(r->signal_rc, "the signal found nobody");
-	cr_assert(count_parked(r->m1) == 0, "%zu threads moved onto the "
-	    "reused m1, which nobody waits for", count_parked(r->m1));
-	cr_assert(tu_wait_int_eq(&r->b_done, 1, TU_WAIT_NS), "the signal did "
+	cr_assert(count_parked(r->m1) == 0,
+	    "%zu threads moved onto the "
+	    "reused m1, which nobody waits for",
+	    count_parked(r->m1));
+	cr_assert(tu_wait_int_eq(&r->b_done, 1, TU_WAIT_NS),
+	    "the signal did "
 	    "not reach the waiter with m2");
 	tu_join(b);
 	cr_assert(r->b_held_m2, "B returned from its wait without m2");
@@ -1207,7 +1267,8 @@ Test(cond, signal_leaves_a_reused_mutex_byte_alone, .timeout = 30)
 	static struct reuse r;
 	memset(&r, 0, sizeof r);
 	run_reuse(&r, reuse_as_data, true);
-	cr_assert(*(unsigned char *)r.m1 == 0x41, "the signal wrote %#x into "
+	cr_assert(*(unsigned char *)r.m1 == 0x41,
+	    "the signal wrote %#x into "
 	    "the byte of a mutex nobody waits for",
 	    *(unsigned char *)r.m1);
 }
@@ -1224,8 +1285,10 @@ Test(cond, signal_never_moves_a_waiter_onto_another_mutex, .timeout = 30)
 	memset(&r, 0, sizeof r);
 	run_reuse(&r, reuse_as_held_mutex, true);
 	/* Had B been moved onto m1, this would hand m1 to it. */
-	cr_assert(mstate(r.m1) == PL_MUTEX_LOCKED, "m1 state %u: the signal "
-	    "set PARKED on a mutex its waiters do not use", mstate(r.m1));
+	cr_assert(mstate(r.m1) == PL_MUTEX_LOCKED,
+	    "m1 state %u: the signal "
+	    "set PARKED on a mutex its waiters do not use",
+	    mstate(r.m1));
 	pl_mutex_unlock_fair(r.m1);
 	cr_assert(mstate(r.m1) == 0);
 }
@@ -1238,8 +1301,10 @@ Test(cond, signal_to_an_emptied_queue_leaves_the_mutex_alone, .timeout = 30)
 	static struct reuse r;
 	memset(&r, 0, sizeof r);
 	run_reuse(&r, reuse_as_held_mutex, false);
-	cr_assert(mstate(r.m1) == PL_MUTEX_LOCKED, "m1 state %u after a "
-	    "signal that found no waiter", mstate(r.m1));
+	cr_assert(mstate(r.m1) == PL_MUTEX_LOCKED,
+	    "m1 state %u after a "
+	    "signal that found no waiter",
+	    mstate(r.m1));
 	pl_mutex_unlock(r.m1);
 	cr_assert(mstate(r.m1) == 0);
 }
@@ -1288,8 +1353,7 @@ lu_waiter(void *arg)
 {
 	struct late_unlock *l = arg;
 	lu_lock(l);
-	__atomic_store_n(&l->tid, (pid_t)syscall(SYS_gettid),
-	    __ATOMIC_RELEASE);
+	__atomic_store_n(&l->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	int rc = 0;
 	while (!l->go && rc == 0)
 		rc = l->glibc ? pthread_cond_timedwait(&l->pc, &l->pm, &l->dl)
@@ -1324,7 +1388,8 @@ run_late_unlock(bool glibc)
 	pthread_t t = tu_spawn(lu_waiter, &l);
 	cr_assert(tu_wait_until(lu_waiter_asleep, &l, TU_WAIT_NS));
 	lu_lock(&l);
-	cr_assert(!tu_reached(&l.dl), "the waiter slept only after its "
+	cr_assert(!tu_reached(&l.dl),
+	    "the waiter slept only after its "
 	    "deadline: the machine is too slow for this test");
 	l.go = 1;
 	if (glibc)
@@ -1371,7 +1436,9 @@ Test(cond, timedwait_past_deadline_returns_at_once, .timeout = 30)
 	pl_stats_get(&after);
 	cr_assert(rc1 == ETIMEDOUT && rc2 == ETIMEDOUT, "rc %d %d", rc1, rc2);
 	cr_assert(mstate(&m) == PL_MUTEX_LOCKED && cstate(&c) == 0);
-	cr_assert(after.parks == before.parks, "%llu parks for a deadline "
-	    "already past", (unsigned long long)(after.parks - before.parks));
+	cr_assert(after.parks == before.parks,
+	    "%llu parks for a deadline "
+	    "already past",
+	    (unsigned long long)(after.parks - before.parks));
 	pl_mutex_unlock(&m);
 }

@@ -48,8 +48,8 @@ static void *
 parker_main(void *arg)
 {
 	struct parker *p = arg;
-	p->res = pl_park(p->addr, p->validate, p->before_sleep, parker_timed_out,
-	    p, p->park_token, p->timed ? &p->deadline : NULL);
+	p->res = pl_park(p->addr, p->validate, p->before_sleep,
+	    parker_timed_out, p, p->park_token, p->timed ? &p->deadline : NULL);
 	p->returned_ns = tu_now_ns();
 	__atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -99,7 +99,8 @@ static void
 assert_unparked_with(const struct parker *p, uintptr_t token, const char *who)
 {
 	cr_assert(p->res.status == PL_PARK_UNPARKED,
-	    "%s: status %d, expected PL_PARK_UNPARKED", who, (int)p->res.status);
+	    "%s: status %d, expected PL_PARK_UNPARKED", who,
+	    (int)p->res.status);
 	cr_assert(p->res.token == token, "%s: token %#lx, expected %#lx", who,
 	    (unsigned long)p->res.token, (unsigned long)token);
 	cr_assert(p->timed_out_calls == 0, "%s: timed_out was called", who);
@@ -218,15 +219,17 @@ Test(core, past_and_near_deadlines_time_out_alone, .timeout = 30)
 		    c.validate);
 		cr_assert(c.before_sleep == 1,
 		    "[%zu] before_sleep called %u times", i, c.before_sleep);
-		cr_assert(c.timed_out == 1, "[%zu] timed_out called %u times", i,
-		    c.timed_out);
+		cr_assert(c.timed_out == 1, "[%zu] timed_out called %u times",
+		    i, c.timed_out);
 		cr_assert(c.timed_out_addr == &addr, "[%zu] timed_out addr %p",
 		    i, c.timed_out_addr);
-		cr_assert(c.was_last, "[%zu] was_last false with nobody else", i);
+		cr_assert(
+		    c.was_last, "[%zu] was_last false with nobody else", i);
 		cr_assert(after >= tu_ts_to_ns(&dl),
 		    "[%zu] returned %lld ns before its deadline", i,
 		    (long long)(tu_ts_to_ns(&dl) - after));
-		cr_assert(count_parked(&addr) == 0, "[%zu] left in the queue", i);
+		cr_assert(
+		    count_parked(&addr) == 0, "[%zu] left in the queue", i);
 	}
 }
 
@@ -245,12 +248,12 @@ Test(core, timeouts_report_was_last, .timeout = 30)
 
 	struct calls a = { .validate_ret = true };
 	struct timespec adl = tu_deadline_in(10 * TU_MS);
-	pl_park_result_t r = pl_park(&addr, calls_validate, NULL,
-	    calls_timed_out, &a, 1, &adl);
+	pl_park_result_t r =
+	    pl_park(&addr, calls_validate, NULL, calls_timed_out, &a, 1, &adl);
 	int64_t a_after = tu_now_ns();
 	cr_assert(r.status == PL_PARK_TIMED_OUT, "A: status %d", (int)r.status);
-	cr_assert(a.timed_out == 1, "A: timed_out called %u times",
-	    a.timed_out);
+	cr_assert(
+	    a.timed_out == 1, "A: timed_out called %u times", a.timed_out);
 	cr_assert(a.timed_out_addr == &addr);
 	cr_assert(a_after >= tu_ts_to_ns(&adl), "A returned before deadline");
 	cr_assert(!parker_done(&b),
@@ -320,10 +323,10 @@ Test(core, unpark_one_is_fifo, .timeout = 30)
 		bool more = k < N - 1;
 		cr_assert(cb.calls == 1, "[%zu] callback called %u times", k,
 		    cb.calls);
-		cr_assert(cb.r.unparked == 1, "[%zu] callback saw unparked %zu", k,
-		    cb.r.unparked);
-		cr_assert(cb.r.have_more == more, "[%zu] callback have_more %d", k,
-		    cb.r.have_more);
+		cr_assert(cb.r.unparked == 1, "[%zu] callback saw unparked %zu",
+		    k, cb.r.unparked);
+		cr_assert(cb.r.have_more == more, "[%zu] callback have_more %d",
+		    k, cb.r.have_more);
 		cr_assert(r.unparked == 1 && r.requeued == 0,
 		    "[%zu] result unparked %zu requeued %zu", k, r.unparked,
 		    r.requeued);
@@ -369,9 +372,10 @@ Test(core, park_tokens_visible_in_fifo_order, .timeout = 30)
 	size_t n = parked_tokens(&addr, seen, N + 4);
 	cr_assert(n == N, "filter saw %zu threads", n);
 	for (size_t i = 0; i < N; i++)
-		cr_assert(seen[i] == tokens[i], "position %zu: token %#lx, "
-		    "expected %#lx", i, (unsigned long)seen[i],
-		    (unsigned long)tokens[i]);
+		cr_assert(seen[i] == tokens[i],
+		    "position %zu: token %#lx, "
+		    "expected %#lx",
+		    i, (unsigned long)seen[i], (unsigned long)tokens[i]);
 
 	/* Looking did not disturb anybody. */
 	for (size_t i = 0; i < N; i++)
@@ -450,8 +454,8 @@ static void
 assert_result(pl_unpark_result_t r, size_t unparked, size_t requeued,
     bool have_more, const char *what)
 {
-	cr_assert(r.unparked == unparked, "%s: unparked %zu, expected %zu", what,
-	    r.unparked, unparked);
+	cr_assert(r.unparked == unparked, "%s: unparked %zu, expected %zu",
+	    what, r.unparked, unparked);
 	cr_assert(r.requeued == requeued, "%s: requeued %zu, expected %zu",
 	    what, r.requeued, requeued);
 	cr_assert(r.have_more == have_more, "%s: have_more %d, expected %d",
@@ -460,8 +464,8 @@ assert_result(pl_unpark_result_t r, size_t unparked, size_t requeued,
 
 /* Check the park tokens queued on addr, oldest first. */
 static void
-assert_queue(const void *addr, const uintptr_t *expect, size_t n,
-    const char *what)
+assert_queue(
+    const void *addr, const uintptr_t *expect, size_t n, const char *what)
 {
 	uintptr_t seen[64];
 	size_t got = parked_tokens(addr, seen, 64);
@@ -480,8 +484,8 @@ unpark_sequentially(const void *addr, size_t n, uintptr_t base)
 		struct cbrec cb = { .token = base + k };
 		pl_unpark_result_t r = pl_unpark_one(addr, cbrec_cb, &cb);
 		cr_assert(r.unparked == 1, "wake %zu found nobody", k);
-		cr_assert(r.have_more == (k + 1 < n), "wake %zu: have_more %d", k,
-		    r.have_more);
+		cr_assert(r.have_more == (k + 1 < n), "wake %zu: have_more %d",
+		    k, r.have_more);
 	}
 }
 
@@ -495,8 +499,8 @@ Test(core, requeue_abort_moves_nothing, .timeout = 30)
 	park_in_order(ps, N, 0);
 
 	struct rq q = { .op = PL_REQUEUE_ABORT, .token = 77 };
-	pl_unpark_result_t r = pl_unpark_requeue(&from, &to, rq_validate,
-	    rq_callback, &q);
+	pl_unpark_result_t r =
+	    pl_unpark_requeue(&from, &to, rq_validate, rq_callback, &q);
 	cr_assert(q.validate_calls == 1, "validate called %u times",
 	    q.validate_calls);
 	cr_assert(q.callback_calls == 0, "callback called on ABORT");
@@ -529,8 +533,8 @@ Test(core, requeue_one_requeue_rest, .timeout = 30)
 	park_in_order(on_from, 4, 0);
 
 	struct rq q = { .op = PL_REQUEUE_ONE_REQUEUE_REST, .token = 0x77 };
-	pl_unpark_result_t r = pl_unpark_requeue(&from, &to, rq_validate,
-	    rq_callback, &q);
+	pl_unpark_result_t r =
+	    pl_unpark_requeue(&from, &to, rq_validate, rq_callback, &q);
 	cr_assert(q.validate_calls == 1 && q.callback_calls == 1,
 	    "validate %u, callback %u calls", q.validate_calls,
 	    q.callback_calls);
@@ -568,8 +572,8 @@ Test(core, requeue_all, .timeout = 30)
 	park_in_order(on_from, 3, 0);
 
 	struct rq q = { .op = PL_REQUEUE_REQUEUE_ALL, .token = 0x55 };
-	pl_unpark_result_t r = pl_unpark_requeue(&from, &to, rq_validate,
-	    rq_callback, &q);
+	pl_unpark_result_t r =
+	    pl_unpark_requeue(&from, &to, rq_validate, rq_callback, &q);
 	cr_assert(q.callback_calls == 1, "callback called %u times",
 	    q.callback_calls);
 	cr_assert(q.cb_op == PL_REQUEUE_REQUEUE_ALL);
@@ -599,8 +603,8 @@ Test(core, requeue_one_wakes_oldest_moves_none, .timeout = 30)
 	park_in_order(ps, 3, 0);
 
 	struct rq q = { .op = PL_REQUEUE_ONE, .token = 0x66 };
-	pl_unpark_result_t r = pl_unpark_requeue(&from, &to, rq_validate,
-	    rq_callback, &q);
+	pl_unpark_result_t r =
+	    pl_unpark_requeue(&from, &to, rq_validate, rq_callback, &q);
 	cr_assert(q.callback_calls == 1 && q.cb_op == PL_REQUEUE_ONE);
 	assert_result(q.cb_r, 1, 0, true, "callback's view");
 	assert_result(r, 1, 0, true, "ONE with more");
@@ -670,8 +674,8 @@ Test(core, requeue_token_empty_queue_shows_nothing, .timeout = 30)
 {
 	static char from, to;
 	struct rqt q = { .op = PL_REQUEUE_REQUEUE_ALL };
-	pl_unpark_result_t r = pl_unpark_requeue_token(&from, &to,
-	    rqt_validate, NULL, &q);
+	pl_unpark_result_t r =
+	    pl_unpark_requeue_token(&from, &to, rqt_validate, NULL, &q);
 	cr_assert(q.validate_calls == 1);
 	cr_assert(q.seen.queued == 0 && q.seen.head_token == 0,
 	    "validate saw %zu queued, head token %#lx", q.seen.queued,
@@ -685,8 +689,8 @@ Test(core, requeue_token_all_moves_the_heads_token_only, .timeout = 30)
 	struct parker ps[5];
 	rqt_setup(ps, &from);
 	struct rqt q = { .op = PL_REQUEUE_REQUEUE_ALL };
-	pl_unpark_result_t r = pl_unpark_requeue_token(&from, &to,
-	    rqt_validate, NULL, &q);
+	pl_unpark_result_t r =
+	    pl_unpark_requeue_token(&from, &to, rqt_validate, NULL, &q);
 	cr_assert(q.seen.queued == 5 && q.seen.head_token == 0xa,
 	    "validate saw %zu queued, head token %#lx", q.seen.queued,
 	    (unsigned long)q.seen.head_token);
@@ -708,8 +712,8 @@ Test(core, requeue_token_one_requeue_rest_wakes_head, .timeout = 30)
 	struct parker ps[5];
 	rqt_setup(ps, &from);
 	struct rqt q = { .op = PL_REQUEUE_ONE_REQUEUE_REST };
-	pl_unpark_result_t r = pl_unpark_requeue_token(&from, &to,
-	    rqt_validate, NULL, &q);
+	pl_unpark_result_t r =
+	    pl_unpark_requeue_token(&from, &to, rqt_validate, NULL, &q);
 	assert_result(r, 1, 2, true, "ONE_REQUEUE_REST by token");
 	parker_join(&ps[0]);
 	assert_unparked_with(&ps[0], PL_UNPARK_TOKEN_DEFAULT, "head");
@@ -730,8 +734,8 @@ Test(core, requeue_token_abort_and_single_ops, .timeout = 30)
 	struct parker ps[5];
 	rqt_setup(ps, &from);
 	struct rqt q = { .op = PL_REQUEUE_ABORT };
-	pl_unpark_result_t r = pl_unpark_requeue_token(&from, &to,
-	    rqt_validate, NULL, &q);
+	pl_unpark_result_t r =
+	    pl_unpark_requeue_token(&from, &to, rqt_validate, NULL, &q);
 	assert_result(r, 0, 0, false, "ABORT");
 	q.op = PL_REQUEUE_REQUEUE_ONE;
 	r = pl_unpark_requeue_token(&from, &to, rqt_validate, NULL, &q);
@@ -764,8 +768,8 @@ Test(core, requeue_requeue_one_moves_oldest, .timeout = 30)
 	park_in_order(ps, 3, 0);
 
 	struct rq q = { .op = PL_REQUEUE_REQUEUE_ONE, .token = 0x99 };
-	pl_unpark_result_t r = pl_unpark_requeue(&from, &to, rq_validate,
-	    rq_callback, &q);
+	pl_unpark_result_t r =
+	    pl_unpark_requeue(&from, &to, rq_validate, rq_callback, &q);
 	cr_assert(q.callback_calls == 1 && q.cb_op == PL_REQUEUE_REQUEUE_ONE);
 	assert_result(q.cb_r, 0, 1, true, "callback's view");
 	assert_result(r, 0, 1, true, "REQUEUE_ONE");
@@ -817,16 +821,16 @@ Test(core, requeued_thread_times_out_on_target, .timeout = 30)
 	ASSERT_PARKED(&from, 1);
 
 	struct rq q = { .op = PL_REQUEUE_REQUEUE_ALL };
-	pl_unpark_result_t r = pl_unpark_requeue(&from, &to, rq_validate,
-	    rq_callback, &q);
+	pl_unpark_result_t r =
+	    pl_unpark_requeue(&from, &to, rq_validate, rq_callback, &q);
 	cr_assert(r.requeued == 1,
 	    "requeued %zu: did the thread time out within a second?",
 	    r.requeued);
 	cr_assert(count_parked(&to) == 1 && count_parked(&from) == 0);
 
 	parker_join(&p);
-	cr_assert(p.res.status == PL_PARK_TIMED_OUT, "status %d",
-	    (int)p.res.status);
+	cr_assert(
+	    p.res.status == PL_PARK_TIMED_OUT, "status %d", (int)p.res.status);
 	cr_assert(p.timed_out_calls == 1);
 	cr_assert(p.timed_out_addr == &to,
 	    "timed_out saw %p, expected the target %p (from is %p)",
@@ -878,10 +882,12 @@ Test(core, unpark_filter_skip_and_stop, .timeout = 30)
 	park_in_order(ps, N, 0);
 
 	struct filt f = { 0 };
-	pl_unpark_result_t r = pl_unpark_filter(&addr, odd_until_five,
-	    filt_callback, &f);
-	cr_assert(f.filter_calls == 5, "filter called %u times, expected 5 "
-	    "(tokens 1..5, stop at 5)", f.filter_calls);
+	pl_unpark_result_t r =
+	    pl_unpark_filter(&addr, odd_until_five, filt_callback, &f);
+	cr_assert(f.filter_calls == 5,
+	    "filter called %u times, expected 5 "
+	    "(tokens 1..5, stop at 5)",
+	    f.filter_calls);
 	for (unsigned i = 0; i < 5; i++)
 		cr_assert(f.seen[i] == i + 1, "filter call %u saw token %lu", i,
 		    (unsigned long)f.seen[i]);
@@ -897,7 +903,8 @@ Test(core, unpark_filter_skip_and_stop, .timeout = 30)
 	assert_queue(&addr, rest, 4, "after filter");
 	for (size_t i = 0; i < N; i++)
 		if (i != 0 && i != 2)
-			cr_assert(!parker_done(&ps[i]), "token %zu woke", i + 1);
+			cr_assert(
+			    !parker_done(&ps[i]), "token %zu woke", i + 1);
 
 	unpark_sequentially(&addr, 4, 600);
 	const size_t order[4] = { 1, 3, 4, 5 };
@@ -939,10 +946,12 @@ Test(core, be_fair_follows_the_fairness_interval, .timeout = 30)
 		struct cbrec cb = { .token = k };
 		pl_unpark_result_t r = pl_unpark_one(&addr, cbrec_cb, &cb);
 		cr_assert(r.unparked == 1);
-		cr_assert(cb.r.be_fair, "[%zu] callback saw be_fair false with "
-		    "a zero fairness interval", k);
-		cr_assert(r.be_fair, "[%zu] be_fair false with a zero interval",
+		cr_assert(cb.r.be_fair,
+		    "[%zu] callback saw be_fair false with "
+		    "a zero fairness interval",
 		    k);
+		cr_assert(
+		    r.be_fair, "[%zu] be_fair false with a zero interval", k);
 	}
 	for (size_t i = 0; i < 3; i++) {
 		parker_join(&ps[i]);
@@ -982,8 +991,8 @@ Test(core, be_fair_follows_the_fairness_interval, .timeout = 30)
 	pl_tuning_set(&saved);
 	pl_tuning_get(&t);
 	cr_assert(t.spin_limit == saved.spin_limit &&
-	    t.yield_limit == saved.yield_limit &&
-	    t.fair_interval_us == saved.fair_interval_us,
+	        t.yield_limit == saved.yield_limit &&
+	        t.fair_interval_us == saved.fair_interval_us,
 	    "tuning not restored");
 }
 
@@ -1173,8 +1182,8 @@ Test(core, colliding_address_wakes_only_its_own, .timeout = 30)
 		else
 			assert_unparked_with(&on_a[i].p, 0xa1, "A's thread");
 	}
-	cr_assert(first == 1, "%zu threads got the single unpark's token",
-	    first);
+	cr_assert(
+	    first == 1, "%zu threads got the single unpark's token", first);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1208,8 +1217,8 @@ fork_child(const void *x)
 
 	struct calls c = { .validate_ret = true };
 	struct timespec dl = tu_deadline_in(20 * TU_MS);
-	pl_park_result_t r = pl_park(x, calls_validate, NULL, calls_timed_out,
-	    &c, 0, &dl);
+	pl_park_result_t r =
+	    pl_park(x, calls_validate, NULL, calls_timed_out, &c, 0, &dl);
 	if (r.status != PL_PARK_TIMED_OUT)
 		return 12;
 	if (c.timed_out != 1 || !c.was_last || c.timed_out_addr != x)
@@ -1277,11 +1286,11 @@ Test(core, fork_with_parked_threads, .timeout = 60)
 	cr_assert(exited, "the child hung (killed after 30 s)");
 	cr_assert(!WIFSIGNALED(status), "the child died of signal %d%s",
 	    WIFSIGNALED(status) ? WTERMSIG(status) : 0,
-	    WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM ?
-	        " (watchdog: it hung)" : "");
+	    WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM
+	        ? " (watchdog: it hung)"
+	        : "");
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	    "the child failed check %d (see fork_child)",
-	    WEXITSTATUS(status));
+	    "the child failed check %d (see fork_child)", WEXITSTATUS(status));
 
 	/* The parent's threads are untouched by all that. */
 	cr_assert(count_parked(&x) == N);
@@ -1322,8 +1331,8 @@ Test(core, thread_exit_frees_per_thread_record, .timeout = 30)
 		/* pthread_join returns after the thread's key destructors. */
 		size_t after = pli_lot_live_threads();
 		cr_assert(after == before,
-		    "round %d: %zu live threads after join, expected %zu", round,
-		    after, before);
+		    "round %d: %zu live threads after join, expected %zu",
+		    round, after, before);
 		/* Their records wait for the next threads, which take them
 		 * before allocating: every record allocated is either held
 		 * by a live thread or spare, the first round's threads
@@ -1339,11 +1348,12 @@ Test(core, thread_exit_frees_per_thread_record, .timeout = 30)
 		if (round == 0)
 			records0 = records;
 		cr_assert(records == records0,
-		    "round %d: %zu records allocated, %zu after round 0",
-		    round, records, records0);
+		    "round %d: %zu records allocated, %zu after round 0", round,
+		    records, records0);
 		cr_assert(records0 < spare0 + before + N + PLI_RECORD_BLOCK,
 		    "%zu records allocated for %zu + %d threads, %zu spare "
-		    "before", records0, before, N, spare0);
+		    "before",
+		    records0, before, N, spare0);
 	}
 
 	/* Threads whose only park timed out are freed as well. */
@@ -1455,8 +1465,8 @@ Test(core, before_sleep_may_unpark, .timeout = 30)
 	static char z;
 	struct bs_ctx s = { .other = &z, .token = 99 };
 	struct timespec dl = tu_deadline_in(5 * TU_SEC);
-	pl_park_result_t pr = pl_park(&z, NULL, bs_unpark_self, NULL, &s, 0,
-	    &dl);
+	pl_park_result_t pr =
+	    pl_park(&z, NULL, bs_unpark_self, NULL, &s, 0, &dl);
 	cr_assert(s.cb_calls == 1 && s.r.unparked == 1,
 	    "before_sleep did not find its own thread queued");
 	cr_assert(pr.status == PL_PARK_UNPARKED && pr.token == 99,

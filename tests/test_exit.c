@@ -607,11 +607,14 @@ static void
 run_rw_cancel(bool writer_dies)
 {
 	char buf[256];
-	int status = tu_run_child(rw_cancel_child, writer_dies ? &rwl : NULL,
-	    10, buf, sizeof buf);
-	cr_assert(WIFEXITED(status), "child status %#x: hung (killed by the "
-	    "watchdog) or crashed; stderr \"%s\"", status, buf);
-	cr_assert(WEXITSTATUS(status) == 0, "child failed at step %d "
+	int status = tu_run_child(
+	    rw_cancel_child, writer_dies ? &rwl : NULL, 10, buf, sizeof buf);
+	cr_assert(WIFEXITED(status),
+	    "child status %#x: hung (killed by the "
+	    "watchdog) or crashed; stderr \"%s\"",
+	    status, buf);
+	cr_assert(WEXITSTATUS(status) == 0,
+	    "child failed at step %d "
 	    "(7: still queued, 8: the word is not 0 at the end)",
 	    WEXITSTATUS(status));
 }
@@ -657,8 +660,8 @@ rw_fork_child(void *arg)
 	if (pid == 0) {
 		pl_rwlock_wrunlock(&rwl); /* hung here before */
 		rw_reader_then_writer(NULL);
-		_exit(__atomic_load_n(&rwl.state, __ATOMIC_RELAXED) == 0 ? 0
-		                                                          : 8);
+		_exit(
+		    __atomic_load_n(&rwl.state, __ATOMIC_RELAXED) == 0 ? 0 : 8);
 	}
 	int status;
 	if (pid < 0 || !tu_waitpid_bounded(pid, &status, 8 * TU_SEC))
@@ -674,7 +677,7 @@ Test(exit, rwlock_usable_in_a_child_forked_with_a_reader_parked)
 	int status = tu_run_child(rw_fork_child, NULL, 10, buf, sizeof buf);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "status %#x (exit %d; 9: the grandchild hung in "
-	    "pl_rwlock_wrunlock); stderr \"%s\"", status,
-	    WIFEXITED(status) ? WEXITSTATUS(status) : -1, buf);
+	    "pl_rwlock_wrunlock); stderr \"%s\"",
+	    status, WIFEXITED(status) ? WEXITSTATUS(status) : -1, buf);
 }
 #endif

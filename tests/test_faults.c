@@ -53,7 +53,8 @@ pester(pthread_t t, int n)
 	for (int i = 0; i < n; i++) {
 		int before = __atomic_load_n(&signals_seen, __ATOMIC_RELAXED);
 		cr_assert(pthread_kill(t, SIGUSR1) == 0);
-		cr_assert(tu_wait_int_eq(&signals_seen, before + 1, 10 * TU_SEC),
+		cr_assert(
+		    tu_wait_int_eq(&signals_seen, before + 1, 10 * TU_SEC),
 		    "signal %d was not handled", i);
 	}
 }
@@ -120,8 +121,9 @@ sig_timed(void *arg)
 		a->rc = pl_rwlock_timedwrlock(&sig_rwlock, &dl);
 		break;
 	default:
-		a->rc = pl_park(&sig_addr, NULL, NULL, NULL, NULL, 0, &dl)
-		            .status == PL_PARK_TIMED_OUT
+		a->rc =
+		    pl_park(&sig_addr, NULL, NULL, NULL, NULL, 0, &dl).status ==
+		        PL_PARK_TIMED_OUT
 		    ? ETIMEDOUT
 		    : -2;
 		break;
@@ -287,7 +289,8 @@ nested_park(void *arg)
 Test(faults, park_from_a_park_callback_aborts)
 {
 	char expect[128];
-	snprintf(expect, sizeof expect, "pl_park: thread is already parked on %p "
+	snprintf(expect, sizeof expect,
+	    "pl_park: thread is already parked on %p "
 	    "(pl_park called from a park callback?)\n",
 	    (void *)&nested_addr);
 	tu_expect_abort(nested_park, NULL, expect);
@@ -326,7 +329,6 @@ Test(faults, cond_wait_without_the_mutex_aborts)
 {
 	char expect[128];
 	snprintf(expect, sizeof expect,
-	    "pl_mutex_unlock: mutex %p is not locked\n",
-	    (void *)&misuse_mutex);
+	    "pl_mutex_unlock: mutex %p is not locked\n", (void *)&misuse_mutex);
 	tu_expect_abort(wait_unlocked, NULL, expect);
 }

@@ -79,8 +79,8 @@ run_exclusion(unsigned fair_every)
 	cr_assert(e.counter == T * e.iters,
 	    "counter %ld, expected %ld (fair every %u): exclusion broken",
 	    e.counter, T * e.iters, fair_every);
-	cr_assert(state_of(&e.m) == 0, "state %u after all unlocked",
-	    state_of(&e.m));
+	cr_assert(
+	    state_of(&e.m) == 0, "state %u after all unlocked", state_of(&e.m));
 	cr_assert(count_parked(&e.m) == 0);
 }
 
@@ -199,12 +199,15 @@ Test(mutex, timedlock, .timeout = 30)
 
 	/* Malformed: EINVAL before any attempt, the lock stays free. */
 	const struct timespec bad[] = {
-		{ 0, 1000000000L }, { 0, -1 }, { -1, 0 }, { -1, 999999999L },
+		{ 0, 1000000000L },
+		{ 0, -1 },
+		{ -1, 0 },
+		{ -1, 999999999L },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int rc = pl_mutex_timedlock(&m, &bad[i]);
-		cr_assert(rc == EINVAL, "[%zu] free mutex: %d, expected EINVAL", i,
-		    rc);
+		cr_assert(rc == EINVAL, "[%zu] free mutex: %d, expected EINVAL",
+		    i, rc);
 		cr_assert(state_of(&m) == 0,
 		    "[%zu] EINVAL but the mutex was taken (state %u)", i,
 		    state_of(&m));
@@ -229,8 +232,10 @@ Test(mutex, timedlock, .timeout = 30)
 		struct timespec dl = tu_deadline_in(50 * TU_MS);
 		int rc = pl_mutex_timedlock(&m, &dl);
 		int64_t after = tu_now_ns();
-		cr_assert(rc == ETIMEDOUT, "[%d] held mutex: %d, expected "
-		    "ETIMEDOUT", round, rc);
+		cr_assert(rc == ETIMEDOUT,
+		    "[%d] held mutex: %d, expected "
+		    "ETIMEDOUT",
+		    round, rc);
 		cr_assert(after >= tu_ts_to_ns(&dl),
 		    "[%d] ETIMEDOUT %lld ns before the deadline", round,
 		    (long long)(tu_ts_to_ns(&dl) - after));
@@ -240,8 +245,8 @@ Test(mutex, timedlock, .timeout = 30)
 		/* Nobody waits any more: no stale PARKED bit. */
 		cr_assert(state_of(&m) == PL_MUTEX_LOCKED,
 		    "[%d] state %u after the only waiter timed out, expected "
-		    "%u (PARKED left set)", round, state_of(&m),
-		    PL_MUTEX_LOCKED);
+		    "%u (PARKED left set)",
+		    round, state_of(&m), PL_MUTEX_LOCKED);
 		cr_assert(count_parked(&m) == 0);
 	}
 
@@ -270,12 +275,13 @@ Test(mutex, timedlock_past_deadline_tries_once, .timeout = 30)
 		if (i == 1)
 			dl = tu_deadline_in(-TU_SEC);
 		else if (i == 2)
-			dl = tu_deadline_in(0); /* passed by the time it looks */
+			dl =
+			    tu_deadline_in(0); /* passed by the time it looks */
 		uint64_t before = tu_slow_path_events();
 		int rc = pl_mutex_timedlock(&m, &dl);
 		uint64_t after = tu_slow_path_events();
-		cr_assert(rc == ETIMEDOUT, "[%d] rc %d, expected ETIMEDOUT", i,
-		    rc);
+		cr_assert(
+		    rc == ETIMEDOUT, "[%d] rc %d, expected ETIMEDOUT", i, rc);
 		cr_assert(after == before,
 		    "[%d] a past deadline spun or parked (%llu events)", i,
 		    (unsigned long long)(after - before));
@@ -420,8 +426,8 @@ struct fairness {
 	size_t hog_iters[2]; /* atomic */
 	volatile long work;
 	int64_t latency[FAIR_ROUNDS];
-	int rounds;         /* rounds the waiter completed */
-	bool hogs_stalled;  /* the hogs stopped taking the lock */
+	int rounds;        /* rounds the waiter completed */
+	bool hogs_stalled; /* the hogs stopped taking the lock */
 };
 
 struct hog_arg {
@@ -627,15 +633,18 @@ Test(mutex, short_lived_threads_bounded_memory, .timeout = 60)
 	cr_assert(max_live >= live0 + WAVE,
 	    "only %zu live threads with a wave of %d parked (before: %zu)",
 	    max_live, WAVE, live0);
-	cr_assert(live1 == live0, "live threads %zu after %d threads, "
-	    "expected %zu", live1, WAVE * WAVES, live0);
-	cr_assert(buckets <= 64, "%zu buckets after %d short-lived threads: "
-	    "the table grows with threads ever created", buckets,
-	    WAVE * WAVES);
-	cr_assert(retired <= 1024 * 1024, "%zu bytes of retired tables",
-	    retired);
-	cr_assert(rss1 < rss0 + 32 * 1024 * 1024,
-	    "RSS grew by %zu KiB", (rss1 - rss0) / 1024);
+	cr_assert(live1 == live0,
+	    "live threads %zu after %d threads, "
+	    "expected %zu",
+	    live1, WAVE * WAVES, live0);
+	cr_assert(buckets <= 64,
+	    "%zu buckets after %d short-lived threads: "
+	    "the table grows with threads ever created",
+	    buckets, WAVE * WAVES);
+	cr_assert(
+	    retired <= 1024 * 1024, "%zu bytes of retired tables", retired);
+	cr_assert(rss1 < rss0 + 32 * 1024 * 1024, "RSS grew by %zu KiB",
+	    (rss1 - rss0) / 1024);
 	cr_assert(state_of(&c.m) == 0);
 }
 
@@ -693,8 +702,8 @@ enum { TW_THREADS = 4, TW_ATTEMPTS = 3000 };
 
 struct timed_mix {
 	pl_mutex_t m;
-	long counter; /* plain */
-	int stop;     /* atomic: waiters done, the holder may stop */
+	long counter;        /* plain */
+	int stop;            /* atomic: waiters done, the holder may stop */
 	size_t waiters_done; /* atomic */
 	long holder_count;
 	struct tu_barrier start;
@@ -724,8 +733,8 @@ timed_mix_waiter(void *arg)
 	struct timed_mix *x = w->x;
 	tu_barrier_wait(&x->start);
 	for (int i = 0; i < TW_ATTEMPTS; i++) {
-		struct timespec dl = tu_deadline_in(
-		    (int64_t)(xorshift(&w->seed) % 201) * TU_US);
+		struct timespec dl =
+		    tu_deadline_in((int64_t)(xorshift(&w->seed) % 201) * TU_US);
 		int rc = pl_mutex_timedlock(&x->m, &dl);
 		int64_t after = tu_now_ns();
 		if (rc == 0) {
@@ -739,8 +748,10 @@ timed_mix_waiter(void *arg)
 			w->timeouts++;
 			if (after < tu_ts_to_ns(&dl)) {
 				w->early++;
-				if (tu_ts_to_ns(&dl) - after > w->worst_early_ns)
-					w->worst_early_ns = tu_ts_to_ns(&dl) - after;
+				if (tu_ts_to_ns(&dl) - after >
+				    w->worst_early_ns)
+					w->worst_early_ns =
+					    tu_ts_to_ns(&dl) - after;
 			}
 		} else {
 			w->other++;
@@ -757,8 +768,8 @@ timed_mix_holder(void *arg)
 {
 	struct timed_mix *x = arg;
 	tu_barrier_wait(&x->start);
-	while (__atomic_load_n(&x->waiters_done, __ATOMIC_ACQUIRE) <
-	    TW_THREADS) {
+	while (
+	    __atomic_load_n(&x->waiters_done, __ATOMIC_ACQUIRE) < TW_THREADS) {
 		pl_mutex_lock(&x->m);
 		long v = x->counter;
 		tu_busy_ns(300 * TU_US); /* a long hold: waiters time out */
@@ -795,9 +806,10 @@ Test(mutex, timedlock_contended_timeouts, .timeout = 60)
 	for (int i = 0; i < TW_THREADS; i++) {
 		cr_assert(w[i].other == 0, "waiter %d: %ld unexpected returns",
 		    i, w[i].other);
-		cr_assert(w[i].early == 0, "waiter %d: %ld ETIMEDOUT before the "
-		    "deadline (worst %lld ns early)", i, w[i].early,
-		    (long long)w[i].worst_early_ns);
+		cr_assert(w[i].early == 0,
+		    "waiter %d: %ld ETIMEDOUT before the "
+		    "deadline (worst %lld ns early)",
+		    i, w[i].early, (long long)w[i].worst_early_ns);
 		cr_assert(w[i].ok + w[i].timeouts == TW_ATTEMPTS);
 		ok += w[i].ok;
 		timeouts += w[i].timeouts;

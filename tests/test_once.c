@@ -27,11 +27,11 @@ enum { RACERS = 16, PAYLOAD = 64 };
 struct race {
 	pl_once_t once;
 	struct tu_barrier start;
-	int calls;           /* atomic: how many times fn ran */
-	bool others_parked;  /* fn saw the 15 others parked */
-	size_t parked_seen;  /* how many it saw last */
+	int calls;             /* atomic: how many times fn ran */
+	bool others_parked;    /* fn saw the 15 others parked */
+	size_t parked_seen;    /* how many it saw last */
 	long payload[PAYLOAD]; /* plain: written by fn only */
-	bool fn_done;        /* plain: fn's last write */
+	bool fn_done;          /* plain: fn's last write */
 	bool saw_result[RACERS];
 };
 
@@ -72,8 +72,8 @@ racer_main(void *arg)
 	pl_once(&r->once, race_fn, r);
 	/* fn completed and its writes are visible (plain reads: TSan checks
 	 * the ordering too). */
-	bool ok = r->fn_done &&
-	    __atomic_load_n(&r->calls, __ATOMIC_RELAXED) == 1;
+	bool ok =
+	    r->fn_done && __atomic_load_n(&r->calls, __ATOMIC_RELAXED) == 1;
 	for (int i = 0; i < PAYLOAD; i++)
 		ok = ok && r->payload[i] == 1000 + i;
 	r->saw_result[a->idx] = ok;
@@ -95,8 +95,8 @@ Test(once, sixteen_threads_one_call, .timeout = 30)
 		for (int i = 0; i < RACERS; i++)
 			tu_join(t[i]);
 		tu_barrier_destroy(&r.start);
-		cr_assert(r.calls == 1, "round %d: fn ran %d times", round,
-		    r.calls);
+		cr_assert(
+		    r.calls == 1, "round %d: fn ran %d times", round, r.calls);
 		cr_assert(r.others_parked,
 		    "round %d: fn saw %zu threads parked, expected %d", round,
 		    r.parked_seen, RACERS - 1);
@@ -141,8 +141,8 @@ Test(once, second_call_does_not_run, .timeout = 30)
 	cr_assert(first == 1 && state_of(&o) == PL_ONCE_DONE);
 	pl_once(&o, count_fn, &second);
 	pl_once(&o, count_fn, &first);
-	cr_assert(first == 1 && second == 0,
-	    "a call after done ran its function");
+	cr_assert(
+	    first == 1 && second == 0, "a call after done ran its function");
 	struct later l = { &o, &second };
 	tu_join(tu_spawn(later_main, &l));
 	cr_assert(second == 0, "a later thread ran its function");
@@ -185,10 +185,10 @@ enum { MANY = 256, MANY_THREADS = 4 };
 
 struct many {
 	pl_once_t once[MANY];
-	int calls[MANY];   /* atomic */
-	long value[MANY];  /* plain: written by the once's function */
+	int calls[MANY];  /* atomic */
+	long value[MANY]; /* plain: written by the once's function */
 	struct tu_barrier start;
-	long bad;          /* atomic */
+	long bad; /* atomic */
 };
 
 struct many_arg {
@@ -240,11 +240,11 @@ Test(once, many_onces_many_threads, .timeout = 30)
 	for (int i = 0; i < MANY_THREADS; i++)
 		tu_join(t[i]);
 	tu_barrier_destroy(&m.start);
-	cr_assert(m.bad == 0, "%ld calls returned before the value was set",
-	    m.bad);
+	cr_assert(
+	    m.bad == 0, "%ld calls returned before the value was set", m.bad);
 	for (int i = 0; i < MANY; i++) {
-		cr_assert(m.calls[i] == 1, "once %d ran %d times", i,
-		    m.calls[i]);
+		cr_assert(
+		    m.calls[i] == 1, "once %d ran %d times", i, m.calls[i]);
 		cr_assert(state_of(&m.once[i]) == PL_ONCE_DONE);
 	}
 }
@@ -469,8 +469,8 @@ static void *
 ab_waiter(void *arg)
 {
 	int i = (int)(intptr_t)arg;
-	__atomic_store_n(&ab.tid[i], (pid_t)syscall(SYS_gettid),
-	    __ATOMIC_RELEASE);
+	__atomic_store_n(
+	    &ab.tid[i], (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	call_once(ab_fn);
 	ab.saw[i] = ab.value == AB_VALUE; /* plain: ordered by the once */
 	__atomic_fetch_add(&ab.waiters_done, 1, __ATOMIC_RELEASE);
@@ -512,8 +512,8 @@ abandoned_run(bool glibc, enum ab_how how)
 	    how == BY_CANCEL ? "was cancelled" : "called pthread_exit");
 	for (int i = 0; i < AB_WAITERS; i++)
 		tu_join(w[i]);
-	cr_assert(ab.calls == 2, "%s: fn ran %d times, expected 2", impl,
-	    ab.calls);
+	cr_assert(
+	    ab.calls == 2, "%s: fn ran %d times, expected 2", impl, ab.calls);
 	for (int i = 0; i < AB_WAITERS; i++)
 		cr_assert(ab.saw[i],
 		    "%s: waiter %d returned before the second run of fn or "
@@ -640,8 +640,9 @@ assert_child_ok(pid_t pid, const char *impl)
 	    "%s: the child hung (killed after 30 s)", impl);
 	cr_assert(!WIFSIGNALED(status), "%s: the child died of signal %d%s",
 	    impl, WIFSIGNALED(status) ? WTERMSIG(status) : 0,
-	    WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM ?
-	        " (watchdog: it hung in the once)" : "");
+	    WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM
+	        ? " (watchdog: it hung in the once)"
+	        : "");
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "%s: the child failed check %d", impl, WEXITSTATUS(status));
 }
@@ -664,8 +665,8 @@ fork_while_running(bool glibc)
 	/* The parent's run is unaffected. */
 	__atomic_store_n(&fk.release, 1, __ATOMIC_RELEASE);
 	tu_join(r);
-	cr_assert(fk.calls == 1 && fk.value == 1, "%s: calls %d value %d",
-	    impl, fk.calls, fk.value);
+	cr_assert(fk.calls == 1 && fk.value == 1, "%s: calls %d value %d", impl,
+	    fk.calls, fk.value);
 	if (!glibc)
 		cr_assert(state_of(&pl_o) == PL_ONCE_DONE);
 }
@@ -720,8 +721,8 @@ fi_fn(void)
 #ifndef __SANITIZE_THREAD__
 	if (!use_glibc) {
 		fi.late_started = tu_spawn_raw(&fi.late, fi_late, NULL) == 0;
-		bool parked = fi.late_started &&
-		    wait_parked(&pl_o, 1, TU_WAIT_NS);
+		bool parked =
+		    fi.late_started && wait_parked(&pl_o, 1, TU_WAIT_NS);
 		fi.late_parked = parked ? 1 : 2;
 	}
 #endif

@@ -52,10 +52,10 @@ struct other {
 	pl_rmutex_t *m;
 	enum op op;
 	struct timespec deadline;
-	int rc;          /* unlock, timedlock */
-	bool got;        /* trylock, is_owned */
-	bool release;    /* unlock again what trylock/timedlock took */
-	int64_t end_ns;  /* when the call returned */
+	int rc;         /* unlock, timedlock */
+	bool got;       /* trylock, is_owned */
+	bool release;   /* unlock again what trylock/timedlock took */
+	int64_t end_ns; /* when the call returned */
 };
 
 static void *
@@ -142,8 +142,8 @@ Test(rmutex, recursion_depth_1000, .timeout = 30)
 			pl_rmutex_lock(&m);
 			break;
 		case 1:
-			cr_assert(pl_rmutex_trylock(&m), "trylock at depth %u",
-			    i);
+			cr_assert(
+			    pl_rmutex_trylock(&m), "trylock at depth %u", i);
 			break;
 		default:
 			/* Owned: 0 at once, whatever the deadline. */
@@ -287,8 +287,8 @@ Test(rmutex, timedlock, .timeout = 30)
 	o.op = OP_TIMEDLOCK;
 	o.deadline = tu_deadline_in(50 * TU_MS);
 	tu_join(tu_spawn(other_main, &o));
-	cr_assert(o.rc == ETIMEDOUT, "timedlock on an owned rmutex gave %d",
-	    o.rc);
+	cr_assert(
+	    o.rc == ETIMEDOUT, "timedlock on an owned rmutex gave %d", o.rc);
 	cr_assert(o.end_ns >= tu_ts_to_ns(&o.deadline),
 	    "ETIMEDOUT %lld ns before the deadline",
 	    (long long)(tu_ts_to_ns(&o.deadline) - o.end_ns));
@@ -347,8 +347,8 @@ excl_main(void *arg)
 		e->counter = v + 1;
 		for (int k = 0; k < 3; k++)
 			if (pl_rmutex_unlock(&e->m) != 0)
-				__atomic_fetch_add(&e->bad, 1,
-				    __ATOMIC_RELAXED);
+				__atomic_fetch_add(
+				    &e->bad, 1, __ATOMIC_RELAXED);
 	}
 	__atomic_fetch_add(&e->finished, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -389,8 +389,8 @@ Test(rmutex, timedlock_past_deadline_tries_once, .timeout = 30)
 		cr_assert(after == before,
 		    "[%d] a past deadline spun or parked (%llu events)", i,
 		    (unsigned long long)(after - before));
-		cr_assert(snap_eq(snap(&m), owned), "[%d] the rmutex changed",
-		    i);
+		cr_assert(
+		    snap_eq(snap(&m), owned), "[%d] the rmutex changed", i);
 	}
 	__atomic_store_n(&h.release, 1, __ATOMIC_RELEASE);
 	tu_join(t);
@@ -497,13 +497,13 @@ Test(rmutex, final_unlock_wakes_parked_waiter, .timeout = 30)
 		pl_rmutex_lock(&m);
 		pthread_t t = tu_spawn(waiter_main, &w);
 		ASSERT_PARKED(&m, 1);
-		cr_assert(snap(&m).state ==
-		    (PL_MUTEX_LOCKED | PL_MUTEX_PARKED));
+		cr_assert(
+		    snap(&m).state == (PL_MUTEX_LOCKED | PL_MUTEX_PARKED));
 		cr_assert(pl_rmutex_unlock(&m) == 0);
 		cr_assert(pl_rmutex_unlock(&m) == 0);
 		/* Still ours: the waiter must still be parked. */
 		cr_assert(count_parked(&m) == 1 &&
-		    !__atomic_load_n(&w.got, __ATOMIC_ACQUIRE),
+		        !__atomic_load_n(&w.got, __ATOMIC_ACQUIRE),
 		    "round %d: woken before the final unlock", round);
 		cr_assert(pl_rmutex_unlock(&m) == 0);
 		cr_assert(tu_wait_int_eq(&w.got, 1, TU_WAIT_NS),

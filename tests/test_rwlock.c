@@ -44,7 +44,7 @@ struct script {
 struct actor {
 	struct script *s;
 	bool write;
-	bool hold;          /* wait for may_leave before unlocking */
+	bool hold; /* wait for may_leave before unlocking */
 	bool timed;
 	struct timespec dl; /* with timed */
 	int wait_readers;   /* >0: after entering, wait (bounded) until that
@@ -52,9 +52,9 @@ struct actor {
 	/* results */
 	int rc;
 	int seq;
-	bool saw_readers;   /* wait_readers was reached */
-	int readers_seen;   /* readers_inside seen by a writer on entry */
-	int left_seen;      /* left seen on entry */
+	bool saw_readers; /* wait_readers was reached */
+	int readers_seen; /* readers_inside seen by a writer on entry */
+	int left_seen;    /* left seen on entry */
 	int64_t returned_ns;
 	int entered;   /* atomic */
 	int may_leave; /* atomic */
@@ -82,15 +82,15 @@ actor_main(void *arg)
 	a->seq = __atomic_fetch_add(&s->order, 1, __ATOMIC_ACQ_REL);
 	a->left_seen = __atomic_load_n(&s->left, __ATOMIC_ACQUIRE);
 	if (a->write) {
-		a->readers_seen = __atomic_load_n(&s->readers_inside,
-		    __ATOMIC_ACQUIRE);
+		a->readers_seen =
+		    __atomic_load_n(&s->readers_inside, __ATOMIC_ACQUIRE);
 	} else {
 		__atomic_fetch_add(&s->readers_inside, 1, __ATOMIC_ACQ_REL);
 	}
 	__atomic_store_n(&a->entered, 1, __ATOMIC_RELEASE);
 	if (a->wait_readers > 0) {
-		a->saw_readers = tu_wait_int_eq(&s->readers_inside,
-		    a->wait_readers, 5 * TU_SEC);
+		a->saw_readers = tu_wait_int_eq(
+		    &s->readers_inside, a->wait_readers, 5 * TU_SEC);
 		__atomic_store_n(&a->waited, 1, __ATOMIC_RELEASE);
 	}
 	if (a->hold)
@@ -111,8 +111,8 @@ actor_main(void *arg)
  * that many readers are inside at once; with hold it then waits for
  * actor_release() before unlocking. */
 static void
-actor_start_ex(struct actor *a, struct script *s, bool write, bool hold,
-    int wait_readers)
+actor_start_ex(
+    struct actor *a, struct script *s, bool write, bool hold, int wait_readers)
 {
 	memset(a, 0, sizeof(*a));
 	a->s = s;
@@ -130,8 +130,7 @@ actor_start(struct actor *a, struct script *s, bool write, bool hold)
 }
 
 static void
-actor_start_timed(struct actor *a, struct script *s, bool write,
-    int64_t rel_ns)
+actor_start_timed(struct actor *a, struct script *s, bool write, int64_t rel_ns)
 {
 	memset(a, 0, sizeof(*a));
 	a->s = s;
@@ -295,8 +294,10 @@ Test(rwlock, two_readers_inside_at_once, .timeout = 30)
 	for (int i = 0; i < 2; i++) {
 		actor_finish(&r[i], "a reader");
 		cr_assert(r[i].rc == 0);
-		cr_assert(r[i].saw_readers, "reader %d never saw the other "
-		    "inside", i);
+		cr_assert(r[i].saw_readers,
+		    "reader %d never saw the other "
+		    "inside",
+		    i);
 	}
 	cr_assert(state_of(&s.l) == 0);
 }
@@ -315,8 +316,8 @@ struct excl {
 	long writes;        /* plain: under the write lock */
 	long my_writes[EX_WRITERS];
 	long my_reads[EX_READERS];
-	int stop;           /* atomic */
-	size_t finished;    /* atomic */
+	int stop;        /* atomic */
+	size_t finished; /* atomic */
 	struct tu_barrier start;
 };
 
@@ -337,8 +338,8 @@ ex_writer(void *arg)
 	struct ex_arg *x = arg;
 	struct excl *e = x->e;
 	tu_barrier_wait(&e->start);
-	for (long i = 0; i < EX_OPS &&
-	    !__atomic_load_n(&e->stop, __ATOMIC_RELAXED); i++) {
+	for (long i = 0;
+	     i < EX_OPS && !__atomic_load_n(&e->stop, __ATOMIC_RELAXED); i++) {
 		pl_rwlock_wrlock(&e->l);
 		if (__atomic_exchange_n(&e->writer_inside, 1, __ATOMIC_ACQ_REL))
 			ex_violation(e); /* another writer inside */
@@ -365,8 +366,8 @@ ex_reader(void *arg)
 	struct ex_arg *x = arg;
 	struct excl *e = x->e;
 	tu_barrier_wait(&e->start);
-	for (long i = 0; i < EX_OPS &&
-	    !__atomic_load_n(&e->stop, __ATOMIC_RELAXED); i++) {
+	for (long i = 0;
+	     i < EX_OPS && !__atomic_load_n(&e->stop, __ATOMIC_RELAXED); i++) {
 		pl_rwlock_rdlock(&e->l);
 		__atomic_fetch_add(&e->readers_inside, 1, __ATOMIC_ACQ_REL);
 		if (__atomic_load_n(&e->writer_inside, __ATOMIC_ACQUIRE))
@@ -414,13 +415,12 @@ Test(rwlock, writer_exclusion_stress, .timeout = 30)
 		writes += e.my_writes[i];
 	for (int i = 0; i < EX_READERS; i++)
 		reads += e.my_reads[i];
-	cr_assert(e.violations == 0, "%ld exclusion violations",
-	    e.violations);
+	cr_assert(e.violations == 0, "%ld exclusion violations", e.violations);
 	cr_assert(e.writes == writes && e.a == writes && e.b == writes,
 	    "writes counted %ld, a %ld, b %ld, expected %ld", e.writes, e.a,
 	    e.b, writes);
-	cr_assert(writes > 0 && reads > 0, "writes %ld, reads %ld", writes,
-	    reads);
+	cr_assert(
+	    writes > 0 && reads > 0, "writes %ld, reads %ld", writes, reads);
 	for (int i = 0; i < EX_WRITERS; i++)
 		cr_assert(e.my_writes[i] > 0, "writer %d never got in", i);
 	for (int i = 0; i < EX_READERS; i++)
@@ -439,9 +439,9 @@ enum { LAT_ROUNDS = 20 };
 
 struct stream {
 	pl_rwlock_t l;
-	bool stream_writes; /* the stream threads write (else read) */
-	int stop;           /* atomic */
-	size_t iters;       /* atomic: stream critical sections done */
+	bool stream_writes;   /* the stream threads write (else read) */
+	int stop;             /* atomic */
+	size_t iters;         /* atomic: stream critical sections done */
 	size_t per_thread[4]; /* atomic */
 };
 
@@ -527,11 +527,14 @@ run_latency(bool stream_writes, int nstream)
 			max = lat[k];
 			worst = k;
 		}
-	cr_assert(max < LAT_MAX_NS, "round %d: a %s waited %lld ms under a "
-	    "stream of %d %s", worst, stream_writes ? "reader" : "writer",
+	cr_assert(max < LAT_MAX_NS,
+	    "round %d: a %s waited %lld ms under a "
+	    "stream of %d %s",
+	    worst, stream_writes ? "reader" : "writer",
 	    (long long)(max / TU_MS), nstream,
 	    stream_writes ? "writers" : "readers");
-	cr_assert(contended > 0, "the lock was never held when we asked for "
+	cr_assert(contended > 0,
+	    "the lock was never held when we asked for "
 	    "it: the test is void");
 	cr_assert(state_of(&s.l) == 0, "state %#lx at the end",
 	    (unsigned long)state_of(&s.l));
@@ -565,10 +568,11 @@ Test(rwlock, waiting_readers_enter_before_next_writer, .timeout = 30)
 	    (unsigned long)state_of(&s.l));
 	actor_start(&w2, &s, true, false);
 	ASSERT_PARKED(WKEY(&s.l), 1);
-	cr_assert(count_parked(&s.l) == NR, "readers and writers share a "
+	cr_assert(count_parked(&s.l) == NR,
+	    "readers and writers share a "
 	    "queue?");
-	cr_assert(state_of(&s.l) == (WRITER | RPARKED | WPARKED),
-	    "state %#lx", (unsigned long)state_of(&s.l));
+	cr_assert(state_of(&s.l) == (WRITER | RPARKED | WPARKED), "state %#lx",
+	    (unsigned long)state_of(&s.l));
 
 	pl_rwlock_wrunlock(&s.l);
 	for (int i = 0; i < NR; i++)
@@ -579,8 +583,10 @@ Test(rwlock, waiting_readers_enter_before_next_writer, .timeout = 30)
 		cr_assert(r[i].rc == 0 && r[i].seq >= 0 && r[i].seq < NR,
 		    "reader %d entered as #%d: the waiting writer went first?",
 		    i, r[i].seq);
-	cr_assert(w2.seq == NR, "W2 entered as #%d, expected after the %d "
-	    "readers", w2.seq, NR);
+	cr_assert(w2.seq == NR,
+	    "W2 entered as #%d, expected after the %d "
+	    "readers",
+	    w2.seq, NR);
 	cr_assert(w2.readers_seen == 0 && w2.left_seen == NR,
 	    "W2 entered with %d reader(s) inside, %d left", w2.readers_seen,
 	    w2.left_seen);
@@ -601,8 +607,10 @@ Test(rwlock, waiting_readers_enter_before_next_writer, .timeout = 30)
 	    "%d of %d waiting readers inside after the writer left",
 	    __atomic_load_n(&s.readers_inside, __ATOMIC_ACQUIRE), NR);
 	cr_assert(count_parked(WKEY(&s.l)) == 1, "W2 is not waiting");
-	cr_assert(state_of(&s.l) == (NR * ONE | WPARKED), "state %#lx "
-	    "in the reader phase", (unsigned long)state_of(&s.l));
+	cr_assert(state_of(&s.l) == (NR * ONE | WPARKED),
+	    "state %#lx "
+	    "in the reader phase",
+	    (unsigned long)state_of(&s.l));
 	/* A reader arriving now, while W2 waits, queues behind W2. */
 	actor_start(&late, &s, false, false);
 	ASSERT_PARKED(&s.l, 1);
@@ -613,12 +621,18 @@ Test(rwlock, waiting_readers_enter_before_next_writer, .timeout = 30)
 	actor_finish(&w2, "the second writer");
 	actor_finish(&late, "the late reader");
 	for (int i = 0; i < NR; i++)
-		cr_assert(r[i].saw_readers, "reader %d never saw all %d readers "
-		    "inside at once: they were not let in together", i, NR);
-	cr_assert(w2.seq == NR && w2.readers_seen == 0, "W2 entered as #%d "
-	    "with %d reader(s) inside", w2.seq, w2.readers_seen);
-	cr_assert(late.seq == NR + 1, "the late reader entered as #%d, "
-	    "expected after W2 (#%d)", late.seq, NR);
+		cr_assert(r[i].saw_readers,
+		    "reader %d never saw all %d readers "
+		    "inside at once: they were not let in together",
+		    i, NR);
+	cr_assert(w2.seq == NR && w2.readers_seen == 0,
+	    "W2 entered as #%d "
+	    "with %d reader(s) inside",
+	    w2.seq, w2.readers_seen);
+	cr_assert(late.seq == NR + 1,
+	    "the late reader entered as #%d, "
+	    "expected after W2 (#%d)",
+	    late.seq, NR);
 	cr_assert(state_of(&s.l) == 0);
 	cr_assert(count_parked(&s.l) == 0 && count_parked(WKEY(&s.l)) == 0);
 }
@@ -644,8 +658,10 @@ Test(rwlock, reader_queues_behind_waiting_writer, .timeout = 30)
 	pl_rwlock_rdunlock(&s.l); /* R1 leaves: W, then R2 */
 	actor_finish(&w, "the writer");
 	actor_finish(&r2, "the second reader");
-	cr_assert(w.seq == 0 && r2.seq == 1, "W entered as #%d, R2 as #%d: "
-	    "R2 overtook the waiting writer", w.seq, r2.seq);
+	cr_assert(w.seq == 0 && r2.seq == 1,
+	    "W entered as #%d, R2 as #%d: "
+	    "R2 overtook the waiting writer",
+	    w.seq, r2.seq);
 	cr_assert(w.readers_seen == 0);
 	cr_assert(r2.left_seen == 1, "R2 entered before W left");
 	cr_assert(state_of(&s.l) == 0);
@@ -658,8 +674,8 @@ Test(rwlock, reader_queues_behind_waiting_writer, .timeout = 30)
 static void
 check_timed_out(const struct actor *a, const char *name)
 {
-	cr_assert(a->rc == ETIMEDOUT, "%s: rc %d, expected ETIMEDOUT", name,
-	    a->rc);
+	cr_assert(
+	    a->rc == ETIMEDOUT, "%s: rc %d, expected ETIMEDOUT", name, a->rc);
 	cr_assert(a->returned_ns >= tu_ts_to_ns(&a->dl),
 	    "%s: ETIMEDOUT %lld ns before the deadline", name,
 	    (long long)(tu_ts_to_ns(&a->dl) - a->returned_ns));
@@ -692,10 +708,13 @@ Test(rwlock, timed_writer_timeout_lets_queued_readers_in, .timeout = 30)
 	 * still holds the lock. */
 	cr_assert(tu_wait_int_eq(&s.readers_inside, 2, TU_WAIT_NS),
 	    "%d of 2 queued readers got in after the writer timed out "
-	    "(state %#lx)", __atomic_load_n(&s.readers_inside,
-	        __ATOMIC_ACQUIRE), (unsigned long)state_of(&s.l));
-	cr_assert(state_of(&s.l) == 3 * ONE, "state %#lx with 3 readers "
-	    "inside and nobody waiting", (unsigned long)state_of(&s.l));
+	    "(state %#lx)",
+	    __atomic_load_n(&s.readers_inside, __ATOMIC_ACQUIRE),
+	    (unsigned long)state_of(&s.l));
+	cr_assert(state_of(&s.l) == 3 * ONE,
+	    "state %#lx with 3 readers "
+	    "inside and nobody waiting",
+	    (unsigned long)state_of(&s.l));
 	cr_assert(count_parked(&s.l) == 0 && count_parked(WKEY(&s.l)) == 0);
 	for (int i = 0; i < 2; i++)
 		actor_release(&r[i]);
@@ -717,8 +736,10 @@ Test(rwlock, timed_writer_timeout_while_writer_holds, .timeout = 30)
 	actor_start_timed(&tw, &s, true, 100 * TU_MS);
 	actor_finish(&tw, "the timed writer");
 	check_timed_out(&tw, "timed writer");
-	cr_assert(state_of(&s.l) == WRITER, "state %#lx after the only "
-	    "waiter timed out", (unsigned long)state_of(&s.l));
+	cr_assert(state_of(&s.l) == WRITER,
+	    "state %#lx after the only "
+	    "waiter timed out",
+	    (unsigned long)state_of(&s.l));
 	cr_assert(count_parked(WKEY(&s.l)) == 0);
 
 	/* Behind it, a plain writer and a reader: they still get in. */
@@ -737,8 +758,10 @@ Test(rwlock, timed_writer_timeout_while_writer_holds, .timeout = 30)
 	actor_finish(&r, "the reader");
 	actor_finish(&w, "the writer");
 	cr_assert(r.rc == 0 && w.rc == 0);
-	cr_assert(r.seq == 0 && w.seq == 1, "reader #%d, writer #%d: the "
-	    "parked reader should enter first (phase fairness)", r.seq, w.seq);
+	cr_assert(r.seq == 0 && w.seq == 1,
+	    "reader #%d, writer #%d: the "
+	    "parked reader should enter first (phase fairness)",
+	    r.seq, w.seq);
 	cr_assert(state_of(&s.l) == 0, "state %#lx at the end",
 	    (unsigned long)state_of(&s.l));
 	cr_assert(count_parked(&s.l) == 0 && count_parked(WKEY(&s.l)) == 0);
@@ -756,8 +779,10 @@ Test(rwlock, timed_reader_timeout_leaves_no_trace, .timeout = 30)
 	cr_assert(state_of(&s.l) == (WRITER | RPARKED));
 	actor_finish(&tr, "the timed reader");
 	check_timed_out(&tr, "timed reader");
-	cr_assert(state_of(&s.l) == WRITER, "state %#lx after the only "
-	    "waiting reader timed out", (unsigned long)state_of(&s.l));
+	cr_assert(state_of(&s.l) == WRITER,
+	    "state %#lx after the only "
+	    "waiting reader timed out",
+	    (unsigned long)state_of(&s.l));
 	cr_assert(count_parked(&s.l) == 0);
 	pl_rwlock_wrunlock(&s.l);
 	cr_assert(state_of(&s.l) == 0, "state %#lx after the writer unlocked",
@@ -785,7 +810,10 @@ Test(rwlock, timed_deadlines_and_einval, .timeout = 30)
 	static pl_rwlock_t l;
 	const struct timespec past = { 0, 0 };
 	const struct timespec bad[] = {
-		{ 0, 1000000000L }, { 0, -1 }, { -1, 0 }, { -1, 999999999L },
+		{ 0, 1000000000L },
+		{ 0, -1 },
+		{ -1, 0 },
+		{ -1, 999999999L },
 	};
 	const size_t nbad = sizeof(bad) / sizeof(bad[0]);
 	pl_rwlock_init(&l);
@@ -794,8 +822,9 @@ Test(rwlock, timed_deadlines_and_einval, .timeout = 30)
 	for (size_t i = 0; i < nbad; i++) {
 		cr_assert(pl_rwlock_timedrdlock(&l, &bad[i]) == EINVAL);
 		cr_assert(pl_rwlock_timedwrlock(&l, &bad[i]) == EINVAL);
-		cr_assert(state_of(&l) == 0, "[%zu] EINVAL but the word is %#lx",
-		    i, (unsigned long)state_of(&l));
+		cr_assert(state_of(&l) == 0,
+		    "[%zu] EINVAL but the word is %#lx", i,
+		    (unsigned long)state_of(&l));
 	}
 	cr_assert(pl_rwlock_timedrdlock(&l, &past) == 0);
 	cr_assert(state_of(&l) == ONE);
@@ -809,15 +838,19 @@ Test(rwlock, timed_deadlines_and_einval, .timeout = 30)
 		cr_assert(state_of(&l) == 2 * ONE);
 	}
 	cr_assert(pl_rwlock_timedwrlock(&l, &past) == ETIMEDOUT);
-	cr_assert(state_of(&l) == 2 * ONE, "state %#lx after a timed-out "
-	    "writer", (unsigned long)state_of(&l));
+	cr_assert(state_of(&l) == 2 * ONE,
+	    "state %#lx after a timed-out "
+	    "writer",
+	    (unsigned long)state_of(&l));
 	for (int round = 0; round < 2; round++) {
 		struct timespec dl = tu_deadline_in(50 * TU_MS);
 		int rc = pl_rwlock_timedwrlock(&l, &dl);
 		int64_t after = tu_now_ns();
 		cr_assert(rc == ETIMEDOUT, "[%d] rc %d", round, rc);
-		cr_assert(after >= tu_ts_to_ns(&dl), "[%d] ETIMEDOUT %lld ns "
-		    "early", round, (long long)(tu_ts_to_ns(&dl) - after));
+		cr_assert(after >= tu_ts_to_ns(&dl),
+		    "[%d] ETIMEDOUT %lld ns "
+		    "early",
+		    round, (long long)(tu_ts_to_ns(&dl) - after));
 		cr_assert(state_of(&l) == 2 * ONE, "[%d] state %#lx", round,
 		    (unsigned long)state_of(&l));
 	}
@@ -840,16 +873,18 @@ Test(rwlock, timed_deadlines_and_einval, .timeout = 30)
 		int rc = pl_rwlock_timedrdlock(&l, &dl);
 		int64_t after = tu_now_ns();
 		cr_assert(rc == ETIMEDOUT, "[%d] reader rc %d", round, rc);
-		cr_assert(after >= tu_ts_to_ns(&dl), "[%d] reader ETIMEDOUT "
-		    "%lld ns early", round,
-		    (long long)(tu_ts_to_ns(&dl) - after));
+		cr_assert(after >= tu_ts_to_ns(&dl),
+		    "[%d] reader ETIMEDOUT "
+		    "%lld ns early",
+		    round, (long long)(tu_ts_to_ns(&dl) - after));
 		dl = tu_deadline_in(50 * TU_MS);
 		rc = pl_rwlock_timedwrlock(&l, &dl);
 		after = tu_now_ns();
 		cr_assert(rc == ETIMEDOUT, "[%d] writer rc %d", round, rc);
-		cr_assert(after >= tu_ts_to_ns(&dl), "[%d] writer ETIMEDOUT "
-		    "%lld ns early", round,
-		    (long long)(tu_ts_to_ns(&dl) - after));
+		cr_assert(after >= tu_ts_to_ns(&dl),
+		    "[%d] writer ETIMEDOUT "
+		    "%lld ns early",
+		    round, (long long)(tu_ts_to_ns(&dl) - after));
 		cr_assert(state_of(&l) == WRITER, "[%d] state %#lx", round,
 		    (unsigned long)state_of(&l));
 	}
@@ -928,8 +963,12 @@ Test(rwlock, timed_waiters_acquire_when_released, .timeout = 30)
 /* ------------------------------------------------------------------ */
 /* 7. misuse aborts with a message                                     */
 
-enum misuse { RDUNLOCK_UNLOCKED, WRUNLOCK_UNLOCKED, RDUNLOCK_WRITE_LOCKED,
-	WRUNLOCK_READ_LOCKED };
+enum misuse {
+	RDUNLOCK_UNLOCKED,
+	WRUNLOCK_UNLOCKED,
+	RDUNLOCK_WRITE_LOCKED,
+	WRUNLOCK_READ_LOCKED
+};
 
 static pl_rwlock_t misuse_l = PL_RWLOCK_INITIALIZER;
 
@@ -960,11 +999,15 @@ check_misuse(enum misuse op)
 	bool rd = op == RDUNLOCK_UNLOCKED || op == RDUNLOCK_WRITE_LOCKED;
 	char expect[128];
 	if (rd)
-		snprintf(expect, sizeof(expect), "pl_rwlock_rdunlock: rwlock %p "
-		    "is not read-locked\n", (void *)&misuse_l);
+		snprintf(expect, sizeof(expect),
+		    "pl_rwlock_rdunlock: rwlock %p "
+		    "is not read-locked\n",
+		    (void *)&misuse_l);
 	else
-		snprintf(expect, sizeof(expect), "pl_rwlock_wrunlock: rwlock %p "
-		    "is not write-locked\n", (void *)&misuse_l);
+		snprintf(expect, sizeof(expect),
+		    "pl_rwlock_wrunlock: rwlock %p "
+		    "is not write-locked\n",
+		    (void *)&misuse_l);
 	tu_expect_abort(misuse_child, &op, expect);
 }
 
@@ -1030,7 +1073,8 @@ lost_reader(void *arg)
 		if (i % 100 == 0)
 			sched_yield();
 		if (x->counter != v || v < last)
-			__atomic_fetch_add(&x->regressions, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(
+			    &x->regressions, 1, __ATOMIC_RELAXED);
 		last = v;
 		pl_rwlock_rdunlock(&x->l);
 	}
@@ -1053,10 +1097,12 @@ Test(rwlock, no_lost_wakeup, .timeout = 60)
 	for (int i = 0; i < T; i++)
 		tu_join(t[i]);
 	tu_barrier_destroy(&x.start);
-	cr_assert(x.counter == (long)LW_WRITERS * LW_OPS, "counter %ld",
-	    x.counter);
-	cr_assert(x.regressions == 0, "%ld reads saw the counter change or "
-	    "go back", x.regressions);
+	cr_assert(
+	    x.counter == (long)LW_WRITERS * LW_OPS, "counter %ld", x.counter);
+	cr_assert(x.regressions == 0,
+	    "%ld reads saw the counter change or "
+	    "go back",
+	    x.regressions);
 	cr_assert(state_of(&x.l) == 0, "state %#lx at the end",
 	    (unsigned long)state_of(&x.l));
 	cr_assert(count_parked(&x.l) == 0 && count_parked(WKEY(&x.l)) == 0);
@@ -1115,8 +1161,9 @@ Test(rwlock, arriving_reader_queues_behind_a_parked_writer, .timeout = 30)
 	ASSERT_PARKED((const char *)&arr + 1, 1);
 	pl_tuning_set(&saved);
 	uintptr_t s = __atomic_load_n(&arr.state, __ATOMIC_RELAXED);
-	cr_assert(s == (PL_RWLOCK_ONE_READER | PL_RWLOCK_READER_WAITING |
-	                   PL_RWLOCK_WRITER_PARKED),
+	cr_assert(s ==
+	        (PL_RWLOCK_ONE_READER | PL_RWLOCK_READER_WAITING |
+	            PL_RWLOCK_WRITER_PARKED),
 	    "word %#lx", (unsigned long)s);
 
 	/* A reader arriving now must wait for the writer. */
@@ -1124,8 +1171,9 @@ Test(rwlock, arriving_reader_queues_behind_a_parked_writer, .timeout = 30)
 	tu_join(tu_spawn(arr_newcomer, &nc));
 	pl_rwlock_rdunlock(&arr); /* the last reader hands it to the writer */
 	tu_join(w);
-	cr_assert(!nc.got, "a reader that arrived while a writer was parked "
+	cr_assert(!nc.got,
+	    "a reader that arrived while a writer was parked "
 	    "entered before it");
-	cr_assert(arr.state == 0, "word %#lx at the end",
-	    (unsigned long)arr.state);
+	cr_assert(
+	    arr.state == 0, "word %#lx at the end", (unsigned long)arr.state);
 }

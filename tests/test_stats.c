@@ -104,8 +104,8 @@ Test(stats, unparks_queue_lengths_and_the_parked_gauge)
 	park_n(ps, 5, &a);
 	pl_stats_get(&s);
 	cr_assert(s.parks == 5);
-	cr_assert(s.threads_parked_now == 5, "parked now %zu",
-	    s.threads_parked_now);
+	cr_assert(
+	    s.threads_parked_now == 5, "parked now %zu", s.threads_parked_now);
 	cr_assert(s.max_queue_len == 5);
 
 	cr_assert(pl_unpark_one(&a, NULL, NULL).unparked == 1);

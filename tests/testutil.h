@@ -287,7 +287,8 @@ static inline size_t
 parked_tokens(const void *addr, uintptr_t *tokens, size_t cap)
 {
 	struct tu_token_list l = { tokens, cap, 0 };
-	pl_unpark_result_t r = pl_unpark_filter(addr, tu_count_filter, NULL, &l);
+	pl_unpark_result_t r =
+	    pl_unpark_filter(addr, tu_count_filter, NULL, &l);
 	if (r.unparked != 0 || r.requeued != 0 || r.have_more != (l.n != 0))
 		return SIZE_MAX;
 	return l.n;
@@ -314,12 +315,12 @@ wait_parked(const void *addr, size_t n, int64_t timeout_ns)
 	}
 }
 
-#define ASSERT_PARKED(addr, n)                                              \
-	do {                                                                    \
-		size_t tu_n_ = (n);                                                 \
-		cr_assert(wait_parked((addr), tu_n_, TU_WAIT_NS),                   \
-		    "expected %zu thread(s) parked on %p, found %zu", tu_n_,        \
-		    (const void *)(addr), count_parked(addr));                      \
+#define ASSERT_PARKED(addr, n)                                                 \
+	do {                                                                   \
+		size_t tu_n_ = (n);                                            \
+		cr_assert(wait_parked((addr), tu_n_, TU_WAIT_NS),              \
+		    "expected %zu thread(s) parked on %p, found %zu", tu_n_,   \
+		    (const void *)(addr), count_parked(addr));                 \
 	} while (0)
 
 /* ------------------------------------------------------------------ */
@@ -399,8 +400,8 @@ tu_thread_in_futex(pid_t tid)
  * on stderr in buf, NUL-terminated (at most size - 1 bytes).
  */
 static inline int
-tu_run_child(void (*fn)(void *), void *arg, unsigned watchdog_s, char *buf,
-    size_t size)
+tu_run_child(
+    void (*fn)(void *), void *arg, unsigned watchdog_s, char *buf, size_t size)
 {
 	int fds[2];
 	cr_assert(pipe(fds) == 0);
@@ -432,8 +433,8 @@ tu_run_child(void (*fn)(void *), void *arg, unsigned watchdog_s, char *buf,
 	buf[len] = '\0';
 	close(fds[0]);
 	int status = 0;
-	cr_assert(tu_waitpid_bounded(pid, &status,
-	              (int64_t)(watchdog_s + 10) * TU_SEC),
+	cr_assert(tu_waitpid_bounded(
+	              pid, &status, (int64_t)(watchdog_s + 10) * TU_SEC),
 	    "the child hung");
 	return status;
 }
@@ -445,8 +446,8 @@ tu_expect_abort(void (*fn)(void *), void *arg, const char *expect)
 {
 	char buf[512];
 	int status = tu_run_child(fn, arg, 10, buf, sizeof buf);
-	cr_assert(!(WIFEXITED(status) &&
-	              WEXITSTATUS(status) == TU_CHILD_RETURNED),
+	cr_assert(
+	    !(WIFEXITED(status) && WEXITSTATUS(status) == TU_CHILD_RETURNED),
 	    "the call returned instead of aborting (expected \"%s\")", expect);
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
 	    "child status %#x: expected death by SIGABRT; stderr \"%s\"",
@@ -465,17 +466,17 @@ tu_expect_abort(void (*fn)(void *), void *arg, const char *expect)
 /* tests/tsan/runner.c has its own main and runs one test at a time. */
 #define TU_CRITERION_MAIN_SERIAL()
 #else
-#define TU_CRITERION_MAIN_SERIAL()                                          \
-	int main(int argc, char *argv[])                                        \
-	{                                                                       \
-		struct criterion_test_set *tests = criterion_initialize();          \
-		int result = 0;                                                     \
-		if (getenv("CRITERION_JOBS") == NULL)                               \
-			criterion_options.jobs = 1;                                     \
-		if (criterion_handle_args(argc, argv, true))                        \
-			result = !criterion_run_all_tests(tests);                       \
-		criterion_finalize(tests);                                          \
-		return result;                                                      \
+#define TU_CRITERION_MAIN_SERIAL()                                             \
+	int main(int argc, char *argv[])                                       \
+	{                                                                      \
+		struct criterion_test_set *tests = criterion_initialize();     \
+		int result = 0;                                                \
+		if (getenv("CRITERION_JOBS") == NULL)                          \
+			criterion_options.jobs = 1;                            \
+		if (criterion_handle_args(argc, argv, true))                   \
+			result = !criterion_run_all_tests(tests);              \
+		criterion_finalize(tests);                                     \
+		return result;                                                 \
 	}
 #endif
 

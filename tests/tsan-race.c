@@ -80,8 +80,9 @@ main(int argc, char **argv)
 {
 	pthread_t t[THREADS];
 	if (argc != 2) {
-		fprintf(stderr, "usage: tsan-race mutex|rmutex|rwlock|cond|"
-		                "bitlock|none\n");
+		fprintf(stderr,
+		    "usage: tsan-race mutex|rmutex|rwlock|cond|"
+		    "bitlock|none\n");
 		return 2;
 	}
 	mode = argv[1];

@@ -327,7 +327,7 @@ static struct {
 	ccond c;
 	int gen, waiting, done;
 	pthread_barrier_t release; /* the waiters exit after the measurement */
-} bc; /* W5b */
+} bc;                              /* W5b */
 
 static struct {
 	_Alignas(64) crwlock l;
@@ -1019,8 +1019,8 @@ wl_probe(int cpu)
 		sleep_ns(200000);
 		double t0 = now();
 		__atomic_store_n(&wl.word, 1, __ATOMIC_RELEASE);
-		syscall(SYS_futex, &wl.word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL,
-		    0);
+		syscall(
+		    SYS_futex, &wl.word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 		while (__atomic_load_n(&wl.word, __ATOMIC_ACQUIRE) != 0)
 			sched_yield(); /* lets a sleeper on this CPU run */
 		lat[i] = wl.woke - t0;
@@ -1041,8 +1041,8 @@ measure_wake_latency(void)
 	if (wl_same >= 0 || ncpus < 2 ||
 	    pthread_getaffinity_np(pthread_self(), sizeof saved, &saved) != 0)
 		return;
-	progress("measuring the wake-up latency, %d wakes on each CPU",
-	    WL_ROUNDS);
+	progress(
+	    "measuring the wake-up latency, %d wakes on each CPU", WL_ROUNDS);
 	CPU_ZERO(&set);
 	CPU_SET(cpus[0], &set);
 	pthread_setaffinity_np(pthread_self(), sizeof set, &set);
@@ -1475,8 +1475,8 @@ bench_w5(void)
 
 			cv_init(k, &bc.m, &bc.c, NULL);
 			bc.gen = bc.waiting = bc.done = 0;
-			if ((err = pthread_barrier_init(&bc.release, NULL,
-			         W5B_WAITERS + 1)) != 0)
+			if ((err = pthread_barrier_init(
+			         &bc.release, NULL, W5B_WAITERS + 1)) != 0)
 				die("pthread_barrier_init", err);
 			start_threads(t, W5B_WAITERS, w5b_body_fn[k]);
 			if (!wait_all_asleep(k, t))
@@ -1537,19 +1537,18 @@ bench_w5(void)
 		}
 	}
 	if (w5b) {
-		printf(
-		    "\nW5b broadcast to %d sleeping waiters: time from the "
-		    "broadcast until all reacquired and released the mutex "
-		    "(they exit after), and the waiters' context switches "
-		    "while waiting (ideal: %d, one sleep each) and how many "
-		    "were sleeps (voluntary; the rest are preemptions); "
-		    "median of %d broadcasts (lower is better)\n",
+		printf("\nW5b broadcast to %d sleeping waiters: time from the "
+		       "broadcast until all reacquired and released the mutex "
+		       "(they exit after), and the waiters' context switches "
+		       "while waiting (ideal: %d, one sleep each) and how many "
+		       "were sleeps (voluntary; the rest are preemptions); "
+		       "median of %d broadcasts (lower is better)\n",
 		    W5B_WAITERS, W5B_WAITERS, W5B_ROUNDS);
 		print_wake_latency();
 		no_reference_note();
-		prow("%-20s %8s %14s %7s %12s %6s %10s %9s  %-26s %s\n",
-		    "lock", "time us", "min..max", "ctx sw", "min..max",
-		    "sleeps", "time ratio", "ctx ratio", "target", "result");
+		prow("%-20s %8s %14s %7s %12s %6s %10s %9s  %-26s %s\n", "lock",
+		    "time us", "min..max", "ctx sw", "min..max", "sleeps",
+		    "time ratio", "ctx ratio", "target", "result");
 		for (int k = 0; k < 2; k++) {
 			if (!k2_on(k))
 				continue;
@@ -1563,8 +1562,9 @@ bench_w5(void)
 				    "0.55x), time %.2fx (<= 0.70x)",
 				    rc, rt);
 			}
-			prow("%-20s %8.0f %14s %7.0f %12s %6.0f %10s %9s  %-26s "
-			     "%s\n",
+			prow(
+			    "%-20s %8.0f %14s %7.0f %12s %6.0f %10s %9s  %-26s "
+			    "%s\n",
 			    cv_name[k], med(&btime[k]) * 1e6,
 			    range(b3, sizeof b3, &btime[k], 1e6, 0),
 			    med(&bcsw[k]), range(b4, sizeof b4, &bcsw[k], 1, 0),
@@ -1575,8 +1575,8 @@ bench_w5(void)
 			csv_row("W5b", W5B_WAITERS, cv_name[k], "bcast_ctxsw",
 			    "switches", &bcsw[k], rc, NULL, NULL);
 			csv_row("W5b", W5B_WAITERS, cv_name[k], "bcast_sleeps",
-			    "switches", &bvol[k], ratio(med(&bvol[k]),
-			    med(&bvol[1])), NULL, NULL);
+			    "switches", &bvol[k],
+			    ratio(med(&bvol[k]), med(&bvol[1])), NULL, NULL);
 		}
 	}
 	fflush(stdout);

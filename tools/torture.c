@@ -112,8 +112,8 @@ enum {
 	P_OTHER = NPRIM /* fork, churn, shutdown: violations of the harness */
 };
 
-static const char *const prim_name[NPRIM + 1] = { "mutex", "rmutex",
-	"cond", "rwlock", "once", "bitlock", "park", "torture" };
+static const char *const prim_name[NPRIM + 1] = { "mutex", "rmutex", "cond",
+	"rwlock", "once", "bitlock", "park", "torture" };
 
 #define MAXTHREADS 32
 #define NLOCKS 4
@@ -195,7 +195,7 @@ struct slot {
 	struct run *run;
 	int prim, index;
 	pthread_t tid;
-	bool started;  /* a thread was started and not yet joined */
+	bool started;   /* a thread was started and not yet joined */
 	bool abandoned; /* it did not stop: never joined, never reused */
 	unsigned incarnation;
 	int stop;   /* atomic: this thread is asked to stop */
@@ -366,9 +366,11 @@ violation(struct run *r, int prim, const char *fmt, ...)
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	if (n == 10)
-		fprintf(stderr, "torture%s: VIOLATION: %s: (further violations "
-		    "of %s not shown)\n", r->is_child ? " [fork child]" : "",
-		    prim_name[prim], prim_name[prim]);
+		fprintf(stderr,
+		    "torture%s: VIOLATION: %s: (further violations "
+		    "of %s not shown)\n",
+		    r->is_child ? " [fork child]" : "", prim_name[prim],
+		    prim_name[prim]);
 	else
 		fprintf(stderr, "torture%s: VIOLATION: %s: %s\n",
 		    r->is_child ? " [fork child]" : "", prim_name[prim], buf);
@@ -538,8 +540,10 @@ timed_result(struct slot *s, const char *fn, int rc, uint64_t dl)
 	if (rc == ETIMEDOUT) {
 		uint64_t t = now_ns();
 		if (t < dl)
-			VIOL(s, "%s returned ETIMEDOUT %.3f ms before its "
-			    "deadline", fn, (double)(dl - t) / 1e6);
+			VIOL(s,
+			    "%s returned ETIMEDOUT %.3f ms before its "
+			    "deadline",
+			    fn, (double)(dl - t) / 1e6);
 		return false;
 	}
 	VIOL(s, "%s returned %d", fn, rc);
@@ -554,8 +558,10 @@ ck_enter(struct run *r, int prim, struct lock_check *ck, uintptr_t id,
 {
 	int n = FADD(&ck->inside, 1);
 	if (n != 0)
-		violation(r, prim, "%s: %d other thread(s) inside the critical "
-		    "section", what, n);
+		violation(r, prim,
+		    "%s: %d other thread(s) inside the critical "
+		    "section",
+		    what, n);
 	STORE(&ck->owner, id);
 }
 
@@ -573,17 +579,21 @@ ck_exit(struct run *r, int prim, struct lock_check *ck, uintptr_t id,
 {
 	uintptr_t o = LOAD(&ck->owner);
 	if (o != id)
-		violation(r, prim, "%s: the owner changed during the critical "
-		    "section", what);
+		violation(r, prim,
+		    "%s: the owner changed during the critical "
+		    "section",
+		    what);
 	int n = FSUB(&ck->inside, 1);
 	if (n != 1)
-		violation(r, prim, "%s: %d thread(s) inside the critical "
-		    "section at its end", what, n);
+		violation(r, prim,
+		    "%s: %d thread(s) inside the critical "
+		    "section at its end",
+		    what, n);
 }
 
-#define ENTER(s, ck, what) \
+#define ENTER(s, ck, what)                                                     \
 	ck_enter((s)->run, (s)->prim, (ck), (uintptr_t)(s), what)
-#define EXIT(s, ck, what) \
+#define EXIT(s, ck, what)                                                      \
 	ck_exit((s)->run, (s)->prim, (ck), (uintptr_t)(s), what)
 
 static bool
@@ -628,8 +638,10 @@ mutex_acquire(struct slot *s, pl_mutex_t *m)
 		int rc = pl_mutex_timedlock(m, &bad);
 		if (rc == EINVAL)
 			return false;
-		VIOL(s, "pl_mutex_timedlock with a malformed deadline "
-		    "returned %d, not EINVAL", rc);
+		VIOL(s,
+		    "pl_mutex_timedlock with a malformed deadline "
+		    "returned %d, not EINVAL",
+		    rc);
 		return rc == 0;
 	}
 	struct timespec ts;
@@ -678,8 +690,10 @@ rmutex_acquire(struct slot *s, pl_rmutex_t *m, bool nested)
 		struct timespec bad = bad_deadline(s);
 		int rc = pl_rmutex_timedlock(m, &bad);
 		if (rc != EINVAL) {
-			VIOL(s, "pl_rmutex_timedlock with a malformed deadline "
-			    "returned %d, not EINVAL", rc);
+			VIOL(s,
+			    "pl_rmutex_timedlock with a malformed deadline "
+			    "returned %d, not EINVAL",
+			    rc);
 			if (rc == 0)
 				return true;
 		}
@@ -724,8 +738,10 @@ rmutex_op(struct slot *s)
 	if (rnd(s) % 64 == 0 && !pl_rmutex_is_owned(&o->m)) {
 		int rc = pl_rmutex_unlock(&o->m);
 		if (rc != EPERM)
-			VIOL(s, "pl_rmutex_unlock by a thread that does not "
-			    "own it returned %d, not EPERM", rc);
+			VIOL(s,
+			    "pl_rmutex_unlock by a thread that does not "
+			    "own it returned %d, not EPERM",
+			    rc);
 	}
 	if (!rmutex_acquire(s, &o->m, false))
 		return;
@@ -746,8 +762,10 @@ rmutex_op(struct slot *s)
 			EXIT(s, &o->ck, "pl_rmutex");
 		int rc = pl_rmutex_unlock(&o->m);
 		if (rc != 0)
-			VIOL(s, "pl_rmutex_unlock by the owner at depth %u "
-			    "returned %d", d, rc);
+			VIOL(s,
+			    "pl_rmutex_unlock by the owner at depth %u "
+			    "returned %d",
+			    d, rc);
 		if (d > 1 && !pl_rmutex_is_owned(&o->m))
 			VIOL(s, "released at depth %u of %u", d, depth);
 	}
@@ -805,15 +823,17 @@ cond_wait(struct slot *s, struct cond_obj *c, pl_cond_t *cv, const char *what,
 		struct timespec ts;
 		uint64_t dl = rand_deadline(s, &ts);
 		uint64_t t = now_ns();
-		wait_publish(s, what, (dl > t ? dl : t) + opt.stall_ns, watch,
-		    val);
+		wait_publish(
+		    s, what, (dl > t ? dl : t) + opt.stall_ns, watch, val);
 		rc = pl_cond_timedwait(cv, &c->m, &ts);
 		wait_end(s);
 		if (rc == ETIMEDOUT) {
 			t = now_ns();
 			if (t < dl)
-				VIOL(s, "pl_cond_timedwait returned ETIMEDOUT "
-				    "%.3f ms early", (double)(dl - t) / 1e6);
+				VIOL(s,
+				    "pl_cond_timedwait returned ETIMEDOUT "
+				    "%.3f ms early",
+				    (double)(dl - t) / 1e6);
 		} else if (rc != 0) {
 			VIOL(s, "pl_cond_timedwait returned %d", rc);
 		}
@@ -845,9 +865,10 @@ cond_check_item(struct run *r, struct cond_obj *c, struct item it)
 	}
 	uint64_t want = c->expect[it.prod];
 	if (it.seq != want)
-		violation(r, P_COND, "item %" PRIu32 ":%" PRIu64 " consumed "
-		    "where %" PRIu32 ":%" PRIu64 " was due (%s)", it.prod,
-		    it.seq, it.prod, want,
+		violation(r, P_COND,
+		    "item %" PRIu32 ":%" PRIu64 " consumed "
+		    "where %" PRIu32 ":%" PRIu64 " was due (%s)",
+		    it.prod, it.seq, it.prod, want,
 		    it.seq < want ? "consumed twice" : "items lost");
 	c->expect[it.prod] = it.seq + 1;
 }
@@ -857,15 +878,15 @@ cond_produce(struct slot *s, struct cond_obj *c)
 {
 	cond_lock(s, c);
 	while (c->count == QCAP && !stopping(s))
-		cond_wait(s, c, &c->not_full, "pl_cond_wait (not full)", NULL,
-		    0);
+		cond_wait(
+		    s, c, &c->not_full, "pl_cond_wait (not full)", NULL, 0);
 	if (c->count == QCAP) {
 		cond_unlock(s, c);
 		return;
 	}
 	uint32_t p = (uint32_t)s->index;
-	c->q[(c->head + c->count) % QCAP] = (struct item){ p,
-		c->next_seq[p]++ };
+	c->q[(c->head + c->count) % QCAP] =
+	    (struct item){ p, c->next_seq[p]++ };
 	c->count++;
 	c->produced++;
 	bool bcast = c->bcast_phase;
@@ -891,8 +912,8 @@ cond_consume(struct slot *s, struct cond_obj *c)
 {
 	cond_lock(s, c);
 	while (c->count == 0 && !stopping(s))
-		cond_wait(s, c, &c->not_empty, "pl_cond_wait (not empty)",
-		    NULL, 0);
+		cond_wait(
+		    s, c, &c->not_empty, "pl_cond_wait (not empty)", NULL, 0);
 	if (c->count == 0) {
 		cond_unlock(s, c);
 		return;
@@ -997,8 +1018,8 @@ rw_acquire(struct slot *s, pl_rwlock_t *l, bool wr)
 	uint64_t dl = rand_deadline(s, &ts);
 	const char *fn = wr ? "pl_rwlock_timedwrlock" : "pl_rwlock_timedrdlock";
 	wait_timed(s, fn, dl);
-	int rc = wr ? pl_rwlock_timedwrlock(l, &ts)
-	            : pl_rwlock_timedrdlock(l, &ts);
+	int rc =
+	    wr ? pl_rwlock_timedwrlock(l, &ts) : pl_rwlock_timedrdlock(l, &ts);
 	wait_end(s);
 	return timed_result(s, fn, rc, dl);
 }
@@ -1039,8 +1060,10 @@ rwlock_op(struct slot *s)
 			hold(s);
 		for (int i = 1; i < 4; i++)
 			if (o->data[i] != d0) {
-				VIOL(s, "a torn read: word %d is %" PRIu64
-				    ", word 0 %" PRIu64, i, o->data[i], d0);
+				VIOL(s,
+				    "a torn read: word %d is %" PRIu64
+				    ", word 0 %" PRIu64,
+				    i, o->data[i], d0);
 				break;
 			}
 		w = LOAD(&o->writers);
@@ -1130,8 +1153,8 @@ bit_acquire(struct slot *s, struct bit_obj *b, int which)
 {
 	bool try = rnd(s) % 4 == 0;
 	if (!try)
-		wait_untimed(s, which < 2 ? "pl_bitlock_lock"
-		                          : "pl_bitlock8_lock");
+		wait_untimed(
+		    s, which < 2 ? "pl_bitlock_lock" : "pl_bitlock8_lock");
 	bool ok = true;
 	switch (which) {
 	case 0:
@@ -1170,20 +1193,20 @@ bit_release(struct slot *s, struct bit_obj *b, int which)
 	bool fair = rnd(s) % 4 == 0;
 	switch (which) {
 	case 0:
-		(fair ? pl_bitlock_unlock_fair : pl_bitlock_unlock)(&b->word,
-		    WA_L, WA_P);
+		(fair ? pl_bitlock_unlock_fair : pl_bitlock_unlock)(
+		    &b->word, WA_L, WA_P);
 		break;
 	case 1:
-		(fair ? pl_bitlock_unlock_fair : pl_bitlock_unlock)(&b->word,
-		    WB_L, WB_P);
+		(fair ? pl_bitlock_unlock_fair : pl_bitlock_unlock)(
+		    &b->word, WB_L, WB_P);
 		break;
 	case 2:
-		(fair ? pl_bitlock8_unlock_fair : pl_bitlock8_unlock)(&b->byte,
-		    BC_L, BC_P);
+		(fair ? pl_bitlock8_unlock_fair : pl_bitlock8_unlock)(
+		    &b->byte, BC_L, BC_P);
 		break;
 	default:
-		(fair ? pl_bitlock8_unlock_fair : pl_bitlock8_unlock)(&b->byte,
-		    BD_L, BD_P);
+		(fair ? pl_bitlock8_unlock_fair : pl_bitlock8_unlock)(
+		    &b->byte, BD_L, BD_P);
 		break;
 	}
 }
@@ -1260,8 +1283,8 @@ sem_timed_out(void *ctx, const void *addr, bool was_last)
 {
 	(void)addr;
 	if (was_last)
-		__atomic_fetch_and((uintptr_t *)ctx, ~SEM_WAITERS,
-		    __ATOMIC_RELAXED);
+		__atomic_fetch_and(
+		    (uintptr_t *)ctx, ~SEM_WAITERS, __ATOMIC_RELAXED);
 }
 
 struct sem_post_ctx {
@@ -1278,8 +1301,8 @@ sem_post_cb(pl_unpark_result_t r, void *ctx)
 		    r.unparked, (int)r.have_more);
 	if (r.unparked) {
 		if (!r.have_more)
-			__atomic_fetch_and(c->sem, ~SEM_WAITERS,
-			    __ATOMIC_RELAXED);
+			__atomic_fetch_and(
+			    c->sem, ~SEM_WAITERS, __ATOMIC_RELAXED);
 		return TOKEN_UNIT; /* the unit goes to the woken thread */
 	}
 	__atomic_fetch_and(c->sem, ~SEM_WAITERS, __ATOMIC_RELAXED);
@@ -1302,8 +1325,7 @@ sem_post(struct slot *s, uintptr_t *sem)
 
 /* 0 with a unit, or ETIMEDOUT. */
 static int
-sem_wait(struct slot *s, uintptr_t *sem, const struct timespec *ts,
-    uint64_t dl)
+sem_wait(struct slot *s, uintptr_t *sem, const struct timespec *ts, uint64_t dl)
 {
 	for (;;) {
 		uintptr_t w = LOAD(sem);
@@ -1313,8 +1335,8 @@ sem_wait(struct slot *s, uintptr_t *sem, const struct timespec *ts,
 				return 0;
 			continue;
 		}
-		pl_park_result_t res = pl_park(sem, sem_validate, NULL,
-		    sem_timed_out, sem, 0, ts);
+		pl_park_result_t res =
+		    pl_park(sem, sem_validate, NULL, sem_timed_out, sem, 0, ts);
 		if (res.status == PL_PARK_UNPARKED) {
 			if (res.token == TOKEN_UNIT)
 				return 0;
@@ -1323,7 +1345,8 @@ sem_wait(struct slot *s, uintptr_t *sem, const struct timespec *ts,
 		} else if (res.status == PL_PARK_TIMED_OUT) {
 			uint64_t t = now_ns();
 			if (t < dl)
-				VIOL(s, "pl_park returned PL_PARK_TIMED_OUT "
+				VIOL(s,
+				    "pl_park returned PL_PARK_TIMED_OUT "
 				    "%.3f ms before its deadline",
 				    (double)(dl - t) / 1e6);
 			return ETIMEDOUT;
@@ -1391,23 +1414,27 @@ gate_wait(struct slot *s, struct park_obj *p)
 	} else {
 		wait_publish(s, "pl_park on the gate", UNBOUNDED, &p->gate, w);
 	}
-	pl_park_result_t res = pl_park(&p->gate, gate_validate, NULL, NULL, &g,
-	    (uintptr_t)s->index, tsp);
+	pl_park_result_t res = pl_park(
+	    &p->gate, gate_validate, NULL, NULL, &g, (uintptr_t)s->index, tsp);
 	wait_end(s);
 	switch (res.status) {
 	case PL_PARK_UNPARKED:
 		if (res.token == TOKEN_CLOSED)
 			break;
 		if (res.token != w / GATE_ROUND)
-			VIOL(s, "gate: woken with token %" PRIuPTR " in round "
-			    "%" PRIuPTR, res.token, w / GATE_ROUND);
+			VIOL(s,
+			    "gate: woken with token %" PRIuPTR " in round "
+			    "%" PRIuPTR,
+			    res.token, w / GATE_ROUND);
 		__atomic_fetch_add(&p->reported, 1, __ATOMIC_RELEASE);
 		break;
 	case PL_PARK_TIMED_OUT: {
 		uint64_t t = now_ns();
 		if (t < dl)
-			VIOL(s, "pl_park returned PL_PARK_TIMED_OUT %.3f ms "
-			    "before its deadline", (double)(dl - t) / 1e6);
+			VIOL(s,
+			    "pl_park returned PL_PARK_TIMED_OUT %.3f ms "
+			    "before its deadline",
+			    (double)(dl - t) / 1e6);
 		break;
 	}
 	default:
@@ -1434,17 +1461,20 @@ gate_signal(struct slot *s, struct park_obj *p)
 	uint64_t got;
 	while ((got = __atomic_load_n(&p->reported, __ATOMIC_ACQUIRE)) < n) {
 		if (now_ns() > limit) {
-			VIOL(s, "gate: %" PRIu64 " of %zu signalled waiters "
-			    "returned within %.1f s", got, n,
-			    (double)opt.stall_ns / 1e9);
+			VIOL(s,
+			    "gate: %" PRIu64 " of %zu signalled waiters "
+			    "returned within %.1f s",
+			    got, n, (double)opt.stall_ns / 1e9);
 			break;
 		}
 		sched_yield();
 	}
 	wait_end(s);
 	if (got > n)
-		VIOL(s, "gate: %" PRIu64 " waiters returned woken, but "
-		    "pl_unpark_all woke %zu", got, n);
+		VIOL(s,
+		    "gate: %" PRIu64 " waiters returned woken, but "
+		    "pl_unpark_all woke %zu",
+		    got, n);
 	STORE(&p->reported, 0);
 	p->rounds++;
 	p->woken += n;
@@ -1496,9 +1526,9 @@ static bool
 slot_start(struct slot *s)
 {
 	s->incarnation++;
-	s->rng = splitmix(opt.seed ^ splitmix(((uint64_t)s->prim << 40) ^
-	    ((uint64_t)s->index << 24) ^ ((uint64_t)s->incarnation << 1) ^
-	    (uint64_t)s->run->is_child));
+	s->rng = splitmix(opt.seed ^
+	    splitmix(((uint64_t)s->prim << 40) ^ ((uint64_t)s->index << 24) ^
+	        ((uint64_t)s->incarnation << 1) ^ (uint64_t)s->run->is_child));
 	if (s->rng == 0)
 		s->rng = 1;
 	STORE(&s->stop, 0);
@@ -1555,9 +1585,10 @@ churn(void *arg)
 		STORE(&s->stop, 1);
 		kick(r, s->prim);
 		if (!slot_wait_exit(s, opt.stall_ns + NS)) {
-			violation(r, s->prim, "worker %d did not stop within "
-			    "%.1f s of being asked (churn)", s->index,
-			    (double)(opt.stall_ns + NS) / 1e9);
+			violation(r, s->prim,
+			    "worker %d did not stop within "
+			    "%.1f s of being asked (churn)",
+			    s->index, (double)(opt.stall_ns + NS) / 1e9);
 			s->abandoned = true;
 			continue;
 		}
@@ -1595,8 +1626,10 @@ monitor_slot(struct run *r, struct slot *s, uint64_t t)
 		limit = s->m_trig + opt.stall_ns;
 	if (t > limit && !s->m_reported) {
 		s->m_reported = true;
-		violation(r, s->prim, "stall: worker %d has been in %s for "
-		    "%.2f s%s", s->index, what, (double)(t - start) / 1e9,
+		violation(r, s->prim,
+		    "stall: worker %d has been in %s for "
+		    "%.2f s%s",
+		    s->index, what, (double)(t - start) / 1e9,
 		    s->m_trig ? ", since what it waits for happened" : "");
 	}
 }
@@ -1621,7 +1654,8 @@ monitor(void *arg)
 				last_ops[p] = ops;
 				last_change[p] = t;
 			} else if (t - last_change[p] > opt.stall_ns) {
-				violation(r, p, "no progress: no operation "
+				violation(r, p,
+				    "no progress: no operation "
 				    "completed for %.2f s",
 				    (double)(t - last_change[p]) / 1e9);
 				last_change[p] = t;
@@ -1651,33 +1685,42 @@ final_checks(struct run *r)
 			struct mutex_obj *o = &r->mtx[li];
 			uint64_t want = cs_sum(r, P_MUTEX, li);
 			if (o->ck.value != want)
-				violation(r, P_MUTEX, "mutex %d: counter %"
-				    PRIu64 ", critical sections %" PRIu64, li,
-				    o->ck.value, want);
-			unsigned char st = LOAD(opt.busted ? &o->busted
-			                                   : &o->m.state);
+				violation(r, P_MUTEX,
+				    "mutex %d: counter %" PRIu64
+				    ", critical sections %" PRIu64,
+				    li, o->ck.value, want);
+			unsigned char st =
+			    LOAD(opt.busted ? &o->busted : &o->m.state);
 			if (st != 0)
-				violation(r, P_MUTEX, "mutex %d: state %#x at "
-				    "rest, not 0", li, st);
+				violation(r, P_MUTEX,
+				    "mutex %d: state %#x at "
+				    "rest, not 0",
+				    li, st);
 		}
 	if (opt.prims & (1u << P_RMUTEX))
 		for (int li = 0; li < 2; li++) {
 			struct rmutex_obj *o = &r->rmtx[li];
 			uint64_t want = cs_sum(r, P_RMUTEX, li);
 			if (o->ck.value != want)
-				violation(r, P_RMUTEX, "rmutex %d: counter %"
-				    PRIu64 ", critical sections %" PRIu64, li,
-				    o->ck.value, want);
+				violation(r, P_RMUTEX,
+				    "rmutex %d: counter %" PRIu64
+				    ", critical sections %" PRIu64,
+				    li, o->ck.value, want);
 			if (LOAD(&o->m.lock.state) != 0)
-				violation(r, P_RMUTEX, "rmutex %d: state %#x "
-				    "at rest, not 0", li,
-				    LOAD(&o->m.lock.state));
+				violation(r, P_RMUTEX,
+				    "rmutex %d: state %#x "
+				    "at rest, not 0",
+				    li, LOAD(&o->m.lock.state));
 			if (!pl_rmutex_trylock(&o->m))
-				violation(r, P_RMUTEX, "rmutex %d: trylock "
-				    "fails at rest", li);
+				violation(r, P_RMUTEX,
+				    "rmutex %d: trylock "
+				    "fails at rest",
+				    li);
 			else if (pl_rmutex_unlock(&o->m) != 0)
-				violation(r, P_RMUTEX, "rmutex %d: unlock "
-				    "fails at rest", li);
+				violation(r, P_RMUTEX,
+				    "rmutex %d: unlock "
+				    "fails at rest",
+				    li);
 		}
 	if (opt.prims & (1u << P_COND)) {
 		struct cond_obj *c = &r->cond;
@@ -1688,17 +1731,21 @@ final_checks(struct run *r)
 			c->count--;
 		}
 		if (c->produced != c->consumed + left)
-			violation(r, P_COND, "produced %" PRIu64 ", consumed %"
-			    PRIu64 " and %" PRIu64 " left", c->produced,
-			    c->consumed, left);
+			violation(r, P_COND,
+			    "produced %" PRIu64 ", consumed %" PRIu64
+			    " and %" PRIu64 " left",
+			    c->produced, c->consumed, left);
 		for (int p = 0; p < MAXTHREADS; p++)
 			if (c->expect[p] != c->next_seq[p])
-				violation(r, P_COND, "producer %d made %" PRIu64
+				violation(r, P_COND,
+				    "producer %d made %" PRIu64
 				    " items, %" PRIu64 " consumed in order",
 				    p, c->next_seq[p], c->expect[p]);
 		if (LOAD(&c->m.state) != 0)
-			violation(r, P_COND, "the mutex's state is %#x at "
-			    "rest, not 0", LOAD(&c->m.state));
+			violation(r, P_COND,
+			    "the mutex's state is %#x at "
+			    "rest, not 0",
+			    LOAD(&c->m.state));
 	}
 	if (opt.prims & (1u << P_RWLOCK))
 		for (int li = 0; li < 2; li++) {
@@ -1706,24 +1753,29 @@ final_checks(struct run *r)
 			uint64_t want = cs_sum(r, P_RWLOCK, li);
 			for (int i = 0; i < 4; i++)
 				if (o->data[i] != want) {
-					violation(r, P_RWLOCK, "rwlock %d: "
-					    "word %d is %" PRIu64 ", writes %"
-					    PRIu64, li, i, o->data[i], want);
+					violation(r, P_RWLOCK,
+					    "rwlock %d: "
+					    "word %d is %" PRIu64
+					    ", writes %" PRIu64,
+					    li, i, o->data[i], want);
 					break;
 				}
 			uintptr_t st = LOAD(&o->l.state);
 			if (st != 0)
-				violation(r, P_RWLOCK, "rwlock %d: state %#"
-				    PRIxPTR " at rest, not 0", li, st);
+				violation(r, P_RWLOCK,
+				    "rwlock %d: state %#" PRIxPTR
+				    " at rest, not 0",
+				    li, st);
 		}
 	if (opt.prims & (1u << P_ONCE)) {
 		struct once_obj *ob = &r->once;
 		for (int i = 0; i < ONCE_RING; i++) {
 			struct once_ent *e = &ob->ring[i];
 			if (LOAD(&e->calls) && LOAD(&e->runs) != 1)
-				violation(r, P_ONCE, "a pl_once_t called %u "
-				    "times ran fn %u times", LOAD(&e->calls),
-				    LOAD(&e->runs));
+				violation(r, P_ONCE,
+				    "a pl_once_t called %u "
+				    "times ran fn %u times",
+				    LOAD(&e->calls), LOAD(&e->runs));
 		}
 	}
 	if (opt.prims & (1u << P_BITLOCK)) {
@@ -1737,29 +1789,35 @@ final_checks(struct run *r)
 		uintptr_t w = LOAD(&b->word), ww = b->init_word ^ xw;
 		unsigned char y = LOAD(&b->byte), yy = b->init_byte ^ xb;
 		if (w != ww)
-			violation(r, P_BITLOCK, "the word is %#" PRIxPTR
-			    ", expected %#" PRIxPTR, w, ww);
+			violation(r, P_BITLOCK,
+			    "the word is %#" PRIxPTR ", expected %#" PRIxPTR, w,
+			    ww);
 		if (y != yy)
-			violation(r, P_BITLOCK, "the byte is %#x, expected "
-			    "%#x", y, yy);
+			violation(r, P_BITLOCK,
+			    "the byte is %#x, expected "
+			    "%#x",
+			    y, yy);
 		for (int li = 0; li < NLOCKS; li++) {
 			uint64_t want = cs_sum(r, P_BITLOCK, li);
 			if (b->ck[li].value != want)
-				violation(r, P_BITLOCK, "lock %d: counter %"
-				    PRIu64 ", critical sections %" PRIu64, li,
-				    b->ck[li].value, want);
+				violation(r, P_BITLOCK,
+				    "lock %d: counter %" PRIu64
+				    ", critical sections %" PRIu64,
+				    li, b->ck[li].value, want);
 		}
 	}
 	if (opt.prims & (1u << P_PARK)) {
 		struct park_obj *p = &r->park;
 		if (LOAD(&p->sem) != SEM_K * SEM_UNIT)
-			violation(r, P_PARK, "the semaphore is %#" PRIxPTR
-			    " at rest, not %#" PRIxPTR, LOAD(&p->sem),
-			    (uintptr_t)(SEM_K * SEM_UNIT));
+			violation(r, P_PARK,
+			    "the semaphore is %#" PRIxPTR
+			    " at rest, not %#" PRIxPTR,
+			    LOAD(&p->sem), (uintptr_t)(SEM_K * SEM_UNIT));
 		uint64_t want = cs_sum(r, P_PARK, 0);
 		if (LOAD(&p->sem_value) != want)
-			violation(r, P_PARK, "semaphore: counter %" PRIu64
-			    ", holds %" PRIu64, LOAD(&p->sem_value), want);
+			violation(r, P_PARK,
+			    "semaphore: counter %" PRIu64 ", holds %" PRIu64,
+			    LOAD(&p->sem_value), want);
 	}
 	/* Nothing may be left in a queue.  (Not in the fork child, whose
 	 * counters began as a copy of the parent's.) */
@@ -1767,8 +1825,10 @@ final_checks(struct run *r)
 		struct pl_stats st;
 		pl_stats_get(&st);
 		if (st.threads_parked_now != 0)
-			violation(r, P_OTHER, "%zu threads still parked at the "
-			    "end", st.threads_parked_now);
+			violation(r, P_OTHER,
+			    "%zu threads still parked at the "
+			    "end",
+			    st.threads_parked_now);
 	}
 }
 
@@ -1802,10 +1862,11 @@ print_status(struct run *r, uint64_t t, const char *tag)
 	    (double)(t - r->start_ns) / 1e9);
 	for (int p = 0; p < NPRIM; p++)
 		if (opt.prims & (1u << p))
-			n += snprintf(buf + n, sizeof buf - (size_t)n, " %s %"
-			    PRIu64, prim_name[p], prim_ops(r, p));
-	snprintf(buf + n, sizeof buf - (size_t)n, "; churns %" PRIu64
-	    "; violations %" PRIu64, LOAD(&r->churns), total_violations(r));
+			n += snprintf(buf + n, sizeof buf - (size_t)n,
+			    " %s %" PRIu64, prim_name[p], prim_ops(r, p));
+	snprintf(buf + n, sizeof buf - (size_t)n,
+	    "; churns %" PRIu64 "; violations %" PRIu64, LOAD(&r->churns),
+	    total_violations(r));
 	puts(buf);
 }
 
@@ -1814,8 +1875,10 @@ static void
 print_waits(struct run *r)
 {
 	char buf[512];
-	int n = snprintf(buf, sizeof buf, "torture: longest waits (stall "
-	    "bound %.1f s):", (double)opt.stall_ns / 1e9);
+	int n = snprintf(buf, sizeof buf,
+	    "torture: longest waits (stall "
+	    "bound %.1f s):",
+	    (double)opt.stall_ns / 1e9);
 	for (int p = 0; p < NPRIM; p++) {
 		if (!(opt.prims & (1u << p)))
 			continue;
@@ -1838,7 +1901,8 @@ finish(struct run *r)
 		printf("torture: SUCCESS ops=%" PRIu64 " violations=0\n", ops);
 	else
 		printf("torture: FAILURE ops=%" PRIu64 " violations=%" PRIu64
-		    "\n", ops, v);
+		       "\n",
+		    ops, v);
 	fflush(stdout);
 }
 
@@ -1863,8 +1927,10 @@ stop_all(struct run *r)
 				continue;
 			s->abandoned = true;
 			uint64_t q = LOAD(&s->wseq);
-			violation(r, p, "worker %d did not stop within the "
-			    "grace of %.1f s%s%s", i, (double)grace_ns() / 1e9,
+			violation(r, p,
+			    "worker %d did not stop within the "
+			    "grace of %.1f s%s%s",
+			    i, (double)grace_ns() / 1e9,
 			    (q & 1) ? "; it waits in " : "",
 			    (q & 1) ? LOAD(&s->what) : "");
 		}
@@ -1927,7 +1993,8 @@ fork_child(struct run *r, struct child *ch)
 	ch->started = now_ns();
 	ch->limit = ch->started + 1 * NS + 2 * grace_ns() + 5 * NS;
 	printf("torture: forked child %ld: it runs every primitive for 1 s "
-	    "on objects of its own\n", (long)pid);
+	       "on objects of its own\n",
+	    (long)pid);
 }
 
 /* Reap the child if it is done (or, with wait, until it is or its time is
@@ -1946,15 +2013,19 @@ reap_child(struct run *r, struct child *ch, bool wait)
 			ch->done = true;
 			STORE(&r->child_ops, ops);
 			if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-				printf("torture: fork child exited 0 after %"
-				    PRIu64 " ops\n", ops);
+				printf("torture: fork child exited 0 after "
+				       "%" PRIu64 " ops\n",
+				    ops);
 			else if (WIFEXITED(st))
-				violation(r, P_OTHER, "the fork child exited "
+				violation(r, P_OTHER,
+				    "the fork child exited "
 				    "with status %d (%" PRIu64 " ops)",
 				    WEXITSTATUS(st), ops);
 			else
-				violation(r, P_OTHER, "the fork child died of "
-				    "signal %d", WTERMSIG(st));
+				violation(r, P_OTHER,
+				    "the fork child died of "
+				    "signal %d",
+				    WTERMSIG(st));
 			return;
 		}
 		if (w < 0 && errno != EINTR) {
@@ -1963,7 +2034,8 @@ reap_child(struct run *r, struct child *ch, bool wait)
 			return;
 		}
 		if (now_ns() > ch->limit) {
-			violation(r, P_OTHER, "the fork child did not finish "
+			violation(r, P_OTHER,
+			    "the fork child did not finish "
 			    "in %.1f s: killed",
 			    (double)(ch->limit - ch->started) / 1e9);
 			kill(ch->pid, SIGKILL);
@@ -2103,7 +2175,8 @@ usage(FILE *f)
 	    "none)\n"
 	    "  --busted        a broken mutex: the run must end in FAILURE\n"
 	    "  --stall-ms N    the stall bound (default 2000; 10000 under "
-	    "TSan)\n", MAXTHREADS);
+	    "TSan)\n",
+	    MAXTHREADS);
 }
 
 static bool
@@ -2153,8 +2226,8 @@ main(int argc, char **argv)
 	char *endp;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((c = getopt_long(argc, argv, "s:t:p:i:bS:Fm:h", longopts,
-	            NULL)) != -1) {
+	while ((c = getopt_long(
+	            argc, argv, "s:t:p:i:bS:Fm:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			opt.seconds = strtod(optarg, &endp);
@@ -2230,9 +2303,9 @@ main(int argc, char **argv)
 			strcat(prims, prim_name[p]);
 		}
 	printf("torture: %s for %g s, %d threads each, seed %" PRIu64
-	    ", stall bound %.1f s%s\n", prims, opt.seconds, opt.threads,
-	    opt.seed, (double)opt.stall_ns / 1e9,
-	    opt.busted ? ", BUSTED mutex" : "");
+	       ", stall bound %.1f s%s\n",
+	    prims, opt.seconds, opt.threads, opt.seed,
+	    (double)opt.stall_ns / 1e9, opt.busted ? ", BUSTED mutex" : "");
 	printf("torture: %s\n", fork_note);
 
 	struct sigaction sa;

@@ -46,13 +46,12 @@ PL_BEGIN_DECLS
 /* Out of line: the contended paths, for both widths (size is 1 for the
  * byte functions, sizeof(uintptr_t) for the word ones), and the report of
  * bad arguments.  Exported only for the fast paths. */
-PL_EXPORT void pl__bitlock_lock_slow(void *word, size_t size,
-    uintptr_t locked_bit, uintptr_t parked_bit);
+PL_EXPORT void pl__bitlock_lock_slow(
+    void *word, size_t size, uintptr_t locked_bit, uintptr_t parked_bit);
 PL_EXPORT void pl__bitlock_unlock_slow(void *word, size_t size,
     uintptr_t locked_bit, uintptr_t parked_bit, bool fair);
 PL_EXPORT void pl__bitlock_bad_args(const char *func, const void *word,
-    uintptr_t locked_bit, uintptr_t parked_bit)
-    __attribute__((noreturn, cold));
+    uintptr_t locked_bit, uintptr_t parked_bit) __attribute__((noreturn, cold));
 
 /* Whether (locked_bit, parked_bit) is not a pair of distinct single bits. */
 static inline bool
@@ -63,12 +62,12 @@ pl__bitlock_args_bad(uintptr_t locked_bit, uintptr_t parked_bit)
 	    (parked_bit & (parked_bit - 1)) != 0 || locked_bit == parked_bit;
 }
 
-#define PL__BITLOCK_CHECK(func, word, locked_bit, parked_bit)               \
-	do {                                                                \
-		if (PL_UNLIKELY(pl__bitlock_args_bad((locked_bit),          \
-		        (parked_bit))))                                     \
-			pl__bitlock_bad_args(func, (word), (locked_bit),    \
-			    (parked_bit));                                  \
+#define PL__BITLOCK_CHECK(func, word, locked_bit, parked_bit)                  \
+	do {                                                                   \
+		if (PL_UNLIKELY(                                               \
+		        pl__bitlock_args_bad((locked_bit), (parked_bit))))     \
+			pl__bitlock_bad_args(                                  \
+			    func, (word), (locked_bit), (parked_bit));         \
 	} while (0)
 
 /*
@@ -102,8 +101,7 @@ pl_bitlock_lock(uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit)
  * Never blocks.
  */
 static inline bool
-pl_bitlock_trylock(uintptr_t *word, uintptr_t locked_bit,
-    uintptr_t parked_bit)
+pl_bitlock_trylock(uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit)
 {
 	PL__BITLOCK_CHECK("pl_bitlock_trylock", word, locked_bit, parked_bit);
 	uintptr_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
@@ -126,8 +124,7 @@ pl_bitlock_trylock(uintptr_t *word, uintptr_t locked_bit,
  * locked" and aborts.
  */
 static inline void
-pl_bitlock_unlock(uintptr_t *word, uintptr_t locked_bit,
-    uintptr_t parked_bit)
+pl_bitlock_unlock(uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit)
 {
 	PL__BITLOCK_CHECK("pl_bitlock_unlock", word, locked_bit, parked_bit);
 	uintptr_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
@@ -135,8 +132,8 @@ pl_bitlock_unlock(uintptr_t *word, uintptr_t locked_bit,
 	    PL_LIKELY(__atomic_compare_exchange_n(word, &w, w & ~locked_bit,
 	        false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
 		return;
-	pl__bitlock_unlock_slow(word, sizeof *word, locked_bit, parked_bit,
-	    false);
+	pl__bitlock_unlock_slow(
+	    word, sizeof *word, locked_bit, parked_bit, false);
 }
 
 /*
@@ -146,18 +143,18 @@ pl_bitlock_unlock(uintptr_t *word, uintptr_t locked_bit,
  * as pl_bitlock_unlock, including the misuse report.
  */
 static inline void
-pl_bitlock_unlock_fair(uintptr_t *word, uintptr_t locked_bit,
-    uintptr_t parked_bit)
+pl_bitlock_unlock_fair(
+    uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit)
 {
-	PL__BITLOCK_CHECK("pl_bitlock_unlock_fair", word, locked_bit,
-	    parked_bit);
+	PL__BITLOCK_CHECK(
+	    "pl_bitlock_unlock_fair", word, locked_bit, parked_bit);
 	uintptr_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
 	if (PL_LIKELY((w & (locked_bit | parked_bit)) == locked_bit) &&
 	    PL_LIKELY(__atomic_compare_exchange_n(word, &w, w & ~locked_bit,
 	        false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
 		return;
-	pl__bitlock_unlock_slow(word, sizeof *word, locked_bit, parked_bit,
-	    true);
+	pl__bitlock_unlock_slow(
+	    word, sizeof *word, locked_bit, parked_bit, true);
 }
 
 /*
@@ -169,8 +166,8 @@ pl_bitlock_unlock_fair(uintptr_t *word, uintptr_t locked_bit,
 /* pl_bitlock8_lock - pl_bitlock_lock for a byte: blocks until acquired
  * (acquire ordering); eventually fair. */
 static inline void
-pl_bitlock8_lock(unsigned char *byte, unsigned char locked_bit,
-    unsigned char parked_bit)
+pl_bitlock8_lock(
+    unsigned char *byte, unsigned char locked_bit, unsigned char parked_bit)
 {
 	PL__BITLOCK_CHECK("pl_bitlock8_lock", byte, locked_bit, parked_bit);
 	unsigned char b = __atomic_load_n(byte, __ATOMIC_RELAXED);
@@ -185,16 +182,15 @@ pl_bitlock8_lock(unsigned char *byte, unsigned char locked_bit,
 /* pl_bitlock8_trylock - pl_bitlock_trylock for a byte: never blocks;
  * returns true with the lock held (acquire ordering), else false. */
 static inline bool
-pl_bitlock8_trylock(unsigned char *byte, unsigned char locked_bit,
-    unsigned char parked_bit)
+pl_bitlock8_trylock(
+    unsigned char *byte, unsigned char locked_bit, unsigned char parked_bit)
 {
-	PL__BITLOCK_CHECK("pl_bitlock8_trylock", byte, locked_bit,
-	    parked_bit);
+	PL__BITLOCK_CHECK("pl_bitlock8_trylock", byte, locked_bit, parked_bit);
 	unsigned char b = __atomic_load_n(byte, __ATOMIC_RELAXED);
 	while (!(b & locked_bit)) {
 		if (__atomic_compare_exchange_n(byte, &b,
-		        (unsigned char)(b | locked_bit), true,
-		        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		        (unsigned char)(b | locked_bit), true, __ATOMIC_ACQUIRE,
+		        __ATOMIC_RELAXED))
 			return true;
 	}
 	return false;
@@ -203,8 +199,8 @@ pl_bitlock8_trylock(unsigned char *byte, unsigned char locked_bit,
 /* pl_bitlock8_unlock - pl_bitlock_unlock for a byte: release ordering;
  * wakes at most one waiter of this lock; aborts if it is not locked. */
 static inline void
-pl_bitlock8_unlock(unsigned char *byte, unsigned char locked_bit,
-    unsigned char parked_bit)
+pl_bitlock8_unlock(
+    unsigned char *byte, unsigned char locked_bit, unsigned char parked_bit)
 {
 	PL__BITLOCK_CHECK("pl_bitlock8_unlock", byte, locked_bit, parked_bit);
 	unsigned char b = __atomic_load_n(byte, __ATOMIC_RELAXED);
@@ -219,11 +215,11 @@ pl_bitlock8_unlock(unsigned char *byte, unsigned char locked_bit,
 /* pl_bitlock8_unlock_fair - pl_bitlock_unlock_fair for a byte: hands the
  * lock to the oldest waiter of this lock if there is one. */
 static inline void
-pl_bitlock8_unlock_fair(unsigned char *byte, unsigned char locked_bit,
-    unsigned char parked_bit)
+pl_bitlock8_unlock_fair(
+    unsigned char *byte, unsigned char locked_bit, unsigned char parked_bit)
 {
-	PL__BITLOCK_CHECK("pl_bitlock8_unlock_fair", byte, locked_bit,
-	    parked_bit);
+	PL__BITLOCK_CHECK(
+	    "pl_bitlock8_unlock_fair", byte, locked_bit, parked_bit);
 	unsigned char b = __atomic_load_n(byte, __ATOMIC_RELAXED);
 	if (PL_LIKELY((b & (locked_bit | parked_bit)) == locked_bit) &&
 	    PL_LIKELY(__atomic_compare_exchange_n(byte, &b,

@@ -32,7 +32,10 @@ typedef struct {
 	unsigned char state;
 } pl_cond_t;
 
-#define PL_COND_INITIALIZER { 0 }
+#define PL_COND_INITIALIZER                                                    \
+	{                                                                      \
+		0                                                              \
+	}
 #define PL_COND_WAITERS ((unsigned char)1)
 
 PL_EXPORT bool pl__cond_signal_slow(pl_cond_t *c);
@@ -59,8 +62,8 @@ PL_EXPORT void pl_cond_wait(pl_cond_t *c, pl_mutex_t *m);
  * m afterwards.  A deadline already past returns ETIMEDOUT at once, m
  * never released.  Whatever it returns, m is held again on return.
  */
-PL_EXPORT int pl_cond_timedwait(pl_cond_t *c, pl_mutex_t *m,
-    const struct timespec *deadline);
+PL_EXPORT int pl_cond_timedwait(
+    pl_cond_t *c, pl_mutex_t *m, const struct timespec *deadline);
 
 /*
  * pl_cond_signal - wake the longest-waiting thread, if any.  Returns true

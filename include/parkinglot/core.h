@@ -108,11 +108,11 @@ PL_EXPORT pl_unpark_result_t pl_unpark_one(const void *addr,
 PL_EXPORT size_t pl_unpark_all(const void *addr, uintptr_t token);
 
 typedef enum {
-	PL_REQUEUE_ABORT,             /* move nothing, no callback */
-	PL_REQUEUE_ONE_REQUEUE_REST,  /* wake the oldest, move the rest */
-	PL_REQUEUE_REQUEUE_ALL,       /* move all, wake none */
-	PL_REQUEUE_ONE,               /* wake the oldest, move none */
-	PL_REQUEUE_REQUEUE_ONE        /* move the oldest, wake none */
+	PL_REQUEUE_ABORT,            /* move nothing, no callback */
+	PL_REQUEUE_ONE_REQUEUE_REST, /* wake the oldest, move the rest */
+	PL_REQUEUE_REQUEUE_ALL,      /* move all, wake none */
+	PL_REQUEUE_ONE,              /* wake the oldest, move none */
+	PL_REQUEUE_REQUEUE_ONE       /* move the oldest, wake none */
 } pl_requeue_op_t;
 
 /*
@@ -127,10 +127,9 @@ typedef enum {
  * r.have_more refers to from.  Both callbacks may be NULL: validate NULL
  * means PL_REQUEUE_ONE_REQUEUE_REST.
  */
-PL_EXPORT pl_unpark_result_t pl_unpark_requeue(const void *from,
-    const void *to, pl_requeue_op_t (*validate)(void *ctx),
-    uintptr_t (*callback)(pl_requeue_op_t op, pl_unpark_result_t r,
-        void *ctx),
+PL_EXPORT pl_unpark_result_t pl_unpark_requeue(const void *from, const void *to,
+    pl_requeue_op_t (*validate)(void *ctx),
+    uintptr_t (*callback)(pl_requeue_op_t op, pl_unpark_result_t r, void *ctx),
     void *ctx);
 
 /* What pl_unpark_requeue_token's validate sees of from's queue. */
@@ -160,8 +159,7 @@ typedef struct {
 PL_EXPORT pl_unpark_result_t pl_unpark_requeue_token(const void *from,
     const void *to,
     pl_requeue_op_t (*validate)(const pl_requeue_head_t *head, void *ctx),
-    uintptr_t (*callback)(pl_requeue_op_t op, pl_unpark_result_t r,
-        void *ctx),
+    uintptr_t (*callback)(pl_requeue_op_t op, pl_unpark_result_t r, void *ctx),
     void *ctx);
 
 typedef enum {

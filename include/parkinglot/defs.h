@@ -52,7 +52,7 @@
 #define PL_TSAN_TRY_FAILED __tsan_mutex_try_lock_failed
 #define PL_TSAN_PRE_LOCK(a, f) __tsan_mutex_pre_lock((void *)(a), (f))
 #define PL_TSAN_POST_LOCK(a, f) __tsan_mutex_post_lock((void *)(a), (f), 0)
-#define PL_TSAN_PRE_UNLOCK(a, f) \
+#define PL_TSAN_PRE_UNLOCK(a, f)                                               \
 	((void)__tsan_mutex_pre_unlock((void *)(a), (f)))
 #define PL_TSAN_POST_UNLOCK(a, f) __tsan_mutex_post_unlock((void *)(a), (f))
 #define PL_TSAN_DIVERT(a) __tsan_mutex_pre_divert((void *)(a), 0)
@@ -70,11 +70,11 @@
 #endif
 
 /* Run a slow path diverted (see above). */
-#define PL__DIVERTED(a, call)        \
-	do {                         \
-		PL_TSAN_DIVERT(a);   \
-		call;                \
-		PL_TSAN_UNDIVERT(a); \
+#define PL__DIVERTED(a, call)                                                  \
+	do {                                                                   \
+		PL_TSAN_DIVERT(a);                                             \
+		call;                                                          \
+		PL_TSAN_UNDIVERT(a);                                           \
 	} while (0)
 
 #endif /* PARKINGLOT_DEFS_H */

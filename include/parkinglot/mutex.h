@@ -28,7 +28,10 @@ typedef struct {
 	unsigned char state;
 } pl_mutex_t;
 
-#define PL_MUTEX_INITIALIZER { 0 }
+#define PL_MUTEX_INITIALIZER                                                   \
+	{                                                                      \
+		0                                                              \
+	}
 #define PL_MUTEX_LOCKED ((unsigned char)1)
 #define PL_MUTEX_PARKED ((unsigned char)2)
 
@@ -43,8 +46,8 @@ PL_EXPORT void pl_mutex_init(pl_mutex_t *m);
  * pl_mutex_lock - acquire m, blocking until it is free.
  *
  * Uncontended: one compare-and-swap, acquire ordering.  Contended: spins
- * briefly while no thread is parked (struct pl_tuning's spin_limit), then parks.
- * Not fair in the short run (an arriving thread may barge past parked
+ * briefly while no thread is parked (struct pl_tuning's spin_limit), then
+ * parks. Not fair in the short run (an arriving thread may barge past parked
  * ones), but no waiter starves: once a waiter has been parked for about a
  * fairness interval, an unlock hands the lock to it directly.  Not
  * reentrant: locking a mutex the caller holds deadlocks.
@@ -86,7 +89,8 @@ pl_mutex_trylock(pl_mutex_t *m)
 {
 	PL_TSAN_PRE_LOCK(m, PL_TSAN_TRY);
 	bool ok = pl__mutex_trylock_raw(m);
-	PL_TSAN_POST_LOCK(m, ok ? PL_TSAN_TRY : PL_TSAN_TRY | PL_TSAN_TRY_FAILED);
+	PL_TSAN_POST_LOCK(
+	    m, ok ? PL_TSAN_TRY : PL_TSAN_TRY | PL_TSAN_TRY_FAILED);
 	return ok;
 }
 
@@ -96,7 +100,8 @@ pl_mutex_trylock(pl_mutex_t *m)
  * deadline passed first (a lock that is free is taken whatever the
  * deadline); EINVAL for a malformed deadline, before any attempt.
  */
-PL_EXPORT int pl_mutex_timedlock(pl_mutex_t *m, const struct timespec *deadline);
+PL_EXPORT int pl_mutex_timedlock(
+    pl_mutex_t *m, const struct timespec *deadline);
 
 /*
  * pl_mutex_unlock - release m (release ordering).

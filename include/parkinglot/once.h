@@ -30,7 +30,10 @@ typedef struct {
 	unsigned char state;
 } pl_once_t;
 
-#define PL_ONCE_INIT { 0 }
+#define PL_ONCE_INIT                                                           \
+	{                                                                      \
+		0                                                              \
+	}
 #define PL_ONCE_RUNNING ((unsigned char)1)
 #define PL_ONCE_DONE ((unsigned char)2)
 #define PL_ONCE_PARKED ((unsigned char)4)
@@ -39,8 +42,7 @@ typedef struct {
 
 /* Out of line: everything but "already done".  Exported only for the fast
  * path. */
-PL_EXPORT void pl__once_slow(pl_once_t *o, void (*fn)(void *arg),
-    void *arg);
+PL_EXPORT void pl__once_slow(pl_once_t *o, void (*fn)(void *arg), void *arg);
 
 /*
  * pl_once - call fn(arg) if no call of pl_once on o has called its
@@ -73,8 +75,8 @@ PL_EXPORT void pl__once_slow(pl_once_t *o, void (*fn)(void *arg),
 static inline void
 pl_once(pl_once_t *o, void (*fn)(void *arg), void *arg)
 {
-	if (PL_LIKELY(__atomic_load_n(&o->state, __ATOMIC_ACQUIRE) ==
-	        PL_ONCE_DONE))
+	if (PL_LIKELY(
+	        __atomic_load_n(&o->state, __ATOMIC_ACQUIRE) == PL_ONCE_DONE))
 		return;
 	pl__once_slow(o, fn, arg);
 }

@@ -40,7 +40,10 @@ typedef struct {
 	uintptr_t owner;    /* the owner's id, 0 when free (relaxed atomic) */
 } pl_rmutex_t;
 
-#define PL_RMUTEX_INITIALIZER { PL_MUTEX_INITIALIZER, 0, 0 }
+#define PL_RMUTEX_INITIALIZER                                                  \
+	{                                                                      \
+		PL_MUTEX_INITIALIZER, 0, 0                                     \
+	}
 
 /* Out of line: the recursion-count overflow abort (it also locks m, for
  * callers that reach it otherwise).  Exported only for the fast path. */
@@ -120,8 +123,8 @@ pl_rmutex_trylock(pl_rmutex_t *m)
  * unchanged); otherwise waits as pl_mutex_timedlock does and returns 0
  * with m held (acquire ordering) or ETIMEDOUT once the deadline passed.
  */
-PL_EXPORT int pl_rmutex_timedlock(pl_rmutex_t *m,
-    const struct timespec *deadline);
+PL_EXPORT int pl_rmutex_timedlock(
+    pl_rmutex_t *m, const struct timespec *deadline);
 
 /*
  * pl_rmutex_unlock - undo one lock of m by the calling thread.

@@ -44,7 +44,10 @@ typedef struct {
 	uintptr_t state;
 } pl_rwlock_t;
 
-#define PL_RWLOCK_INITIALIZER { 0 }
+#define PL_RWLOCK_INITIALIZER                                                  \
+	{                                                                      \
+		0                                                              \
+	}
 #define PL_RWLOCK_WRITER ((uintptr_t)1)
 #define PL_RWLOCK_WRITER_PARKED ((uintptr_t)2)
 #define PL_RWLOCK_READER_PARKED ((uintptr_t)4)
@@ -54,18 +57,19 @@ typedef struct {
 /* Whether an arriving reader may enter a lock in state s: no writer
  * holds it or waits for it.  (The slow path also lets in, past parked
  * writers, the readers that waited through a writer's hold: lib/rwlock.c.) */
-#define PL_RWLOCK_READER_MAY_ENTER(s) \
-	(!((s) & (PL_RWLOCK_WRITER | PL_RWLOCK_WRITER_WAITING | \
-	    PL_RWLOCK_WRITER_PARKED)))
+#define PL_RWLOCK_READER_MAY_ENTER(s)                                          \
+	(!((s) &                                                               \
+	    (PL_RWLOCK_WRITER | PL_RWLOCK_WRITER_WAITING |                     \
+	        PL_RWLOCK_WRITER_PARKED)))
 /* Reader counts at or above this take the slow path, which aborts rather
  * than let the count wrap (2^26 readers on 32 bits, 2^58 on 64). */
 #define PL_RWLOCK_READERS_MAX (UINTPTR_MAX / 2 & ~(PL_RWLOCK_ONE_READER - 1))
 
-PL_EXPORT int pl__rwlock_rdlock_slow(pl_rwlock_t *l,
-    const struct timespec *deadline);
+PL_EXPORT int pl__rwlock_rdlock_slow(
+    pl_rwlock_t *l, const struct timespec *deadline);
 PL_EXPORT void pl__rwlock_rdunlock_slow(pl_rwlock_t *l);
-PL_EXPORT int pl__rwlock_wrlock_slow(pl_rwlock_t *l,
-    const struct timespec *deadline);
+PL_EXPORT int pl__rwlock_wrlock_slow(
+    pl_rwlock_t *l, const struct timespec *deadline);
 PL_EXPORT void pl__rwlock_wrunlock_slow(pl_rwlock_t *l);
 
 /* pl_rwlock_init - make *l an unlocked lock (the same as zeroing it). */
@@ -93,8 +97,8 @@ pl_rwlock_tryrdlock(pl_rwlock_t *l)
 {
 	PL_TSAN_PRE_LOCK(l, PL_TSAN_READ | PL_TSAN_TRY);
 	bool ok = pl__rwlock_tryrdlock_raw(l);
-	PL_TSAN_POST_LOCK(l, PL_TSAN_READ | PL_TSAN_TRY |
-	        (ok ? 0 : PL_TSAN_TRY_FAILED));
+	PL_TSAN_POST_LOCK(
+	    l, PL_TSAN_READ | PL_TSAN_TRY | (ok ? 0 : PL_TSAN_TRY_FAILED));
 	return ok;
 }
 
@@ -117,8 +121,8 @@ pl_rwlock_rdlock(pl_rwlock_t *l)
  * CLOCK_MONOTONIC deadline.  Returns 0, ETIMEDOUT or EINVAL (malformed
  * deadline, checked first).  A reader that times out leaves no trace.
  */
-PL_EXPORT int pl_rwlock_timedrdlock(pl_rwlock_t *l,
-    const struct timespec *deadline);
+PL_EXPORT int pl_rwlock_timedrdlock(
+    pl_rwlock_t *l, const struct timespec *deadline);
 
 /*
  * pl_rwlock_rdunlock - release a read lock (release ordering).  The last
@@ -137,8 +141,9 @@ pl_rwlock_rdunlock(pl_rwlock_t *l)
 	/* Fast only while other readers remain or nobody waits. */
 	while (s >= 2 * PL_RWLOCK_ONE_READER ||
 	    (s >= PL_RWLOCK_ONE_READER &&
-	        !(s & (PL_RWLOCK_WRITER_PARKED | PL_RWLOCK_READER_PARKED |
-	                  PL_RWLOCK_READER_WAITING)))) {
+	        !(s &
+	            (PL_RWLOCK_WRITER_PARKED | PL_RWLOCK_READER_PARKED |
+	                PL_RWLOCK_READER_WAITING)))) {
 		if (__atomic_compare_exchange_n(&l->state, &s,
 		        s - PL_RWLOCK_ONE_READER, true, __ATOMIC_RELEASE,
 		        __ATOMIC_RELAXED))
@@ -159,8 +164,7 @@ pl__rwlock_trywrlock_raw(pl_rwlock_t *l)
 		/* A writer that gets in ends the wait of the spinning ones. */
 		if (__atomic_compare_exchange_n(&l->state, &s,
 		        (s | PL_RWLOCK_WRITER) & ~PL_RWLOCK_WRITER_WAITING,
-		        true, __ATOMIC_ACQUIRE,
-		        __ATOMIC_RELAXED))
+		        true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			return true;
 	}
 	return false;
@@ -195,8 +199,8 @@ pl_rwlock_wrlock(pl_rwlock_t *l)
  * CLOCK_MONOTONIC deadline.  Returns 0, ETIMEDOUT or EINVAL.  A writer
  * that times out leaves no trace: readers it held back are let in.
  */
-PL_EXPORT int pl_rwlock_timedwrlock(pl_rwlock_t *l,
-    const struct timespec *deadline);
+PL_EXPORT int pl_rwlock_timedwrlock(
+    pl_rwlock_t *l, const struct timespec *deadline);
 
 /*
  * pl_rwlock_wrunlock - release the write lock (release ordering).  Waiting

@@ -17,19 +17,19 @@
 
 PL_BEGIN_DECLS
 
-struct pl_stats {            /* process-wide, since start or last reset */
-	uint64_t parks;          /* threads queued by pl_park */
-	uint64_t unparks;        /* threads woken by pl_unpark_* */
-	uint64_t timeouts;       /* pl_park calls that timed out */
-	uint64_t invalid_parks;  /* pl_park calls whose validate said no */
-	uint64_t requeues;       /* threads moved by pl_unpark_requeue */
-	uint64_t fair_handoffs;  /* threads woken with the lock handed over */
-	uint64_t spin_acquires;  /* contended acquisitions won by spinning */
-	uint64_t spin_failures;  /* spins that ended in parking */
-	uint64_t wait_ns_total;  /* time threads spent queued */
-	size_t buckets;          /* buckets in the current table */
+struct pl_stats {                  /* process-wide, since start or last reset */
+	uint64_t parks;            /* threads queued by pl_park */
+	uint64_t unparks;          /* threads woken by pl_unpark_* */
+	uint64_t timeouts;         /* pl_park calls that timed out */
+	uint64_t invalid_parks;    /* pl_park calls whose validate said no */
+	uint64_t requeues;         /* threads moved by pl_unpark_requeue */
+	uint64_t fair_handoffs;    /* threads woken with the lock handed over */
+	uint64_t spin_acquires;    /* contended acquisitions won by spinning */
+	uint64_t spin_failures;    /* spins that ended in parking */
+	uint64_t wait_ns_total;    /* time threads spent queued */
+	size_t buckets;            /* buckets in the current table */
 	size_t threads_parked_now; /* threads queued at this moment */
-	size_t max_queue_len;    /* longest queue of one address seen */
+	size_t max_queue_len;      /* longest queue of one address seen */
 };
 
 /*

@@ -21,9 +21,12 @@
 PL_BEGIN_DECLS
 
 struct pl_tuning {
-	unsigned spin_limit;       /* spin iterations before parking; 0 = never spin */
-	unsigned yield_limit;      /* sched_yield calls after spinning, before parking */
-	unsigned fair_interval_us; /* eventual-fairness interval (upper bound) */
+	unsigned
+	    spin_limit; /* spin iterations before parking; 0 = never spin */
+	unsigned
+	    yield_limit; /* sched_yield calls after spinning, before parking */
+	unsigned
+	    fair_interval_us; /* eventual-fairness interval (upper bound) */
 };
 
 /* pl_tuning_get - the tuning in force now.  Never blocks. */

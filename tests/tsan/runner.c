@@ -90,11 +90,11 @@ run(const struct pl_shim_test *t, double *secs)
 	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
 		return "timed out";
 	if (WIFSIGNALED(status))
-		snprintf(why, sizeof why, "killed by signal %d",
-		    WTERMSIG(status));
+		snprintf(
+		    why, sizeof why, "killed by signal %d", WTERMSIG(status));
 	else
-		snprintf(why, sizeof why, "exit status %d",
-		    WEXITSTATUS(status));
+		snprintf(
+		    why, sizeof why, "exit status %d", WEXITSTATUS(status));
 	return why;
 }
 

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #define SET ((unsigned char)1)     /* the event happened, for good */
 #define WAITERS ((unsigned char)2) /* threads may be asleep on e */
-struct event { unsigned char state; }; /* all-zero: not set */
+struct event {
+	unsigned char state;
+}; /* all-zero: not set */
 
 static bool
 event_is_set(struct event *e) /* acquire: then see what the setter wrote */
@@ -19,8 +21,9 @@ event_is_set(struct event *e) /* acquire: then see what the setter wrote */
 static bool /* bucket locked: announce a sleeper; sleep only if not set */
 wait_validate(void *e)
 {
-	return !(__atomic_fetch_or((unsigned char *)e, WAITERS,
-	    __ATOMIC_RELAXED) & SET); /* (WAITERS after SET is harmless) */
+	return !(
+	    __atomic_fetch_or((unsigned char *)e, WAITERS, __ATOMIC_RELAXED) &
+	    SET); /* (WAITERS after SET is harmless) */
 }
 
 static void

@@ -40,8 +40,8 @@ head_of(unsigned key)
 static struct node *
 first(uintptr_t *head)
 {
-	return (struct node *)(__atomic_load_n(head, __ATOMIC_RELAXED) &
-	    ~LOWBITS);
+	return (
+	    struct node *)(__atomic_load_n(head, __ATOMIC_RELAXED) & ~LOWBITS);
 }
 
 /* With the bucket locked: make n the first node, keeping the lock bits. */
@@ -146,8 +146,10 @@ main(void)
 	for (unsigned k = 0; k < NKEYS; k++)
 		apply(REMOVE, k);
 	if (bad != 0 || count != expect) {
-		fprintf(stderr, "hashtable: %ld nodes, expected %ld; %ld "
-		    "inconsistencies\n", count, expect, bad);
+		fprintf(stderr,
+		    "hashtable: %ld nodes, expected %ld; %ld "
+		    "inconsistencies\n",
+		    count, expect, bad);
 		return 1;
 	}
 	printf("hashtable: %d threads, %d operations, %ld keys left: ok\n",

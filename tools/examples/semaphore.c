@@ -8,15 +8,18 @@
 #include <stdio.h>
 #define WAITERS ((uintptr_t)1) /* threads may be asleep on s */
 #define UNIT ((uintptr_t)2)    /* the count is word / UNIT */
-struct semaphore { uintptr_t word; }; /* { n * UNIT }: n units, no waiters */
+struct semaphore {
+	uintptr_t word;
+}; /* { n * UNIT }: n units, no waiters */
 
 static bool /* bucket locked: sleep only while the count is 0; set WAITERS */
 wait_validate(void *s)
 {
 	uintptr_t *p = s, w = __atomic_load_n(p, __ATOMIC_RELAXED);
-	while (w < UNIT && !(w & WAITERS) && !__atomic_compare_exchange_n(p,
-	    &w, w | WAITERS, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		; /* the CAS failed and reloaded w: look again */
+	while (w < UNIT && !(w & WAITERS) &&
+	    !__atomic_compare_exchange_n(
+	        p, &w, w | WAITERS, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;        /* the CAS failed and reloaded w: look again */
 	return w < UNIT; /* else a unit came meanwhile: go and take it */
 }
 

@@ -38,34 +38,34 @@ void pl_shim_register_suite(struct pl_shim_suite *s);
 __attribute__((noreturn, format(printf, 3, 4))) void pl_shim_fail(
     const char *file, int line, const char *fmt, ...);
 
-#define TestSuite(suite, ...)                                               \
-	static struct pl_shim_suite pl_shim_suite_##suite = { #suite,       \
-		{ __VA_ARGS__ }, NULL };                                    \
-	__attribute__((constructor)) static void pl_shim_suite_reg_##suite( \
-	    void)                                                           \
-	{                                                                   \
-		pl_shim_register_suite(&pl_shim_suite_##suite);             \
+#define TestSuite(suite, ...)                                                  \
+	static struct pl_shim_suite pl_shim_suite_##suite = { #suite,          \
+		{ __VA_ARGS__ }, NULL };                                       \
+	__attribute__((constructor)) static void pl_shim_suite_reg_##suite(    \
+	    void)                                                              \
+	{                                                                      \
+		pl_shim_register_suite(&pl_shim_suite_##suite);                \
 	}
 
-#define Test(suite, name, ...)                                              \
-	static void suite##_##name##_fn(void);                              \
-	static struct pl_shim_test suite##_##name##_desc = { #suite, #name, \
-		suite##_##name##_fn, { __VA_ARGS__ }, NULL };               \
-	__attribute__((constructor)) static void suite##_##name##_reg(void) \
-	{                                                                   \
-		pl_shim_register(&suite##_##name##_desc);                   \
-	}                                                                   \
+#define Test(suite, name, ...)                                                 \
+	static void suite##_##name##_fn(void);                                 \
+	static struct pl_shim_test suite##_##name##_desc = { #suite, #name,    \
+		suite##_##name##_fn, { __VA_ARGS__ }, NULL };                  \
+	__attribute__((constructor)) static void suite##_##name##_reg(void)    \
+	{                                                                      \
+		pl_shim_register(&suite##_##name##_desc);                      \
+	}                                                                      \
 	static void suite##_##name##_fn(void)
 
 /* cr_assert(cond) or cr_assert(cond, "format", args...) */
-#define cr_assert(cond, ...)                                                \
-	do {                                                                \
-		if (!(cond))                                                \
-			pl_shim_fail(__FILE__, __LINE__,                    \
-			    "Assertion failed: " __VA_ARGS__);              \
+#define cr_assert(cond, ...)                                                   \
+	do {                                                                   \
+		if (!(cond))                                                   \
+			pl_shim_fail(__FILE__, __LINE__,                       \
+			    "Assertion failed: " __VA_ARGS__);                 \
 	} while (0)
 
-#define cr_assert_fail(...)                                                 \
+#define cr_assert_fail(...)                                                    \
 	pl_shim_fail(__FILE__, __LINE__, "Assertion failed: " __VA_ARGS__)
 
 #endif /* PL_TSAN_CRITERION_H */
