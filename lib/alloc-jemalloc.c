@@ -4,7 +4,7 @@
  * whole cache lines so that no two records share one. */
 #include <jemalloc/jemalloc.h>
 
-#include "internal.h"
+#include "platform.h"
 
 bool (*pli_alloc_fail_hook)(size_t size);
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "platform.h"
 
 bool (*pli_alloc_fail_hook)(size_t size);
 

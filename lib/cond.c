@@ -71,7 +71,7 @@
 #include <parkinglot/core.h>
 #include <parkinglot/mutex.h>
 
-#include "internal.h"
+#include "platform.h"
 
 void
 pl_cond_init(pl_cond_t *c)

@@ -61,8 +61,12 @@
 
 #include <parkinglot/stats.h>
 
+#include "events.h"
 #include "export.h"
-#include "internal.h"
+#include "lot.h"
+#include "platform.h"
+#include "stats.h"
+#include "tuning.h"
 
 bool pli_export_on;
 
@@ -159,7 +163,8 @@ refresh_tuning(struct plx_shm *s)
 	    __atomic_load_n(&t->pub.yield_limit, __ATOMIC_RELAXED));
 	set32(&s->h.fair_interval_us,
 	    __atomic_load_n(&t->pub.fair_interval_us, __ATOMIC_RELAXED));
-	set32(&s->h.pause_per_spin, t->pause_per_spin);
+	set32(&s->h.pause_per_spin,
+	    __atomic_load_n(&t->pause_per_spin, __ATOMIC_RELAXED));
 }
 
 /* ---- contended addresses ---------------------------------------------- */

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The live export of the statistics: the layout of the shared-memory
- * object that the library publishes and tools/parkstat reads, and (unless
- * PLX_LAYOUT_ONLY is defined, as parkstat does) the library's hooks.
+ * object that the library publishes (export.c) and tools/parkstat reads.
  *
  * Naming and lifetime.  A process that exports (PARKINGLOT_STATS=1 in its
  * environment at load time, or pl_stats_export(true)) creates the POSIX
@@ -196,40 +195,5 @@ plx_maps_parse(const char *line, uint64_t *start, uint64_t *end, bool *private)
 		p++;
 	return p;
 }
-
-#ifndef PLX_LAYOUT_ONLY
-/* ---- the library side ------------------------------------------------ */
-#include <stdbool.h>
-
-#include "internal.h"
-
-/* stats.c: the page that holds pli_stripes and max_queue_len, and a
- * reset of the counters (called by pli_export_reset, with its lock). */
-void *pli_counters_page(void);
-void pli_stats_zero(void);
-/* export.c: pl_stats_reset clears the exported histograms and tables. */
-void pli_export_reset(void);
-
-/* parkinglot.c reports a thread's first park (created) and its exit, and
- * each requeue (n threads moved from -> to, to's queue then len long). */
-void pli_export_thread(bool created);
-void pli_export_requeue(const void *from, const void *to, size_t n, size_t len);
-
-static inline void
-pli_event_thread(bool created)
-{
-	if (__builtin_expect(
-	        __atomic_load_n(&pli_export_on, __ATOMIC_RELAXED), 0))
-		pli_export_thread(created);
-}
-
-static inline void
-pli_event_requeue(const void *from, const void *to, size_t n, size_t len)
-{
-	if (__builtin_expect(
-	        __atomic_load_n(&pli_export_on, __ATOMIC_RELAXED), 0))
-		pli_export_requeue(from, to, n, len);
-}
-#endif /* PLX_LAYOUT_ONLY */
 
 #endif /* PARKINGLOT_EXPORT_H */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "platform.h"
 
 void
 pli_fatal(const char *fmt, ...)

@@ -105,7 +105,7 @@
 #include <parkinglot/core.h>
 #include <parkinglot/once.h>
 
-#include "internal.h"
+#include "platform.h"
 
 #define RUNNING PL_ONCE_RUNNING
 #define DONE PL_ONCE_DONE

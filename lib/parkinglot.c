@@ -63,9 +63,12 @@
 
 #include <parkinglot/core.h>
 
-#include "export.h"
+#include "events.h"
 #include "futex.h"
-#include "internal.h"
+#include "lot.h"
+#include "platform.h"
+#include "stats.h"
+#include "tuning.h"
 
 /* ---- per-thread records (waiters) ------------------------------------ */
 
@@ -621,7 +624,6 @@ static struct table *fork_table;
 static void
 atfork_prepare(void)
 {
-	(void)pli_tuning(); /* never first read under the bucket locks */
 	fork_table = lock_current_table();
 	word_lock(&spare_lock);
 }
@@ -646,6 +648,7 @@ atfork_child(void)
 	}
 	spare_lock = 0;
 	live_threads = self ? 1 : 0;
+	pli_tuning_forked();
 }
 
 __attribute__((constructor)) static void
@@ -689,7 +692,8 @@ spin_on(struct waiter *w)
 	unsigned rounds = __atomic_load_n(&t->pub.spin_limit, __ATOMIC_RELAXED);
 	if (rounds > PARKER_ROUNDS)
 		rounds = PARKER_ROUNDS;
-	uint64_t n = (uint64_t)rounds * t->pause_per_spin;
+	uint64_t n = (uint64_t)rounds *
+	    __atomic_load_n(&t->pause_per_spin, __ATOMIC_RELAXED);
 	for (uint64_t i = 0; i < n; i++) {
 		if (__atomic_load_n(&w->futex, __ATOMIC_RELAXED) == 0)
 			return;
@@ -756,7 +760,7 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 		errno = EINVAL;
 		return res;
 	}
-	(void)pli_tuning(); /* first use reads the topology: not under a lock */
+	pli_tuning_kick(); /* the first park starts the refinement */
 	struct waiter fallback;
 	struct waiter *w = get_self(&fallback);
 	if (__atomic_load_n(&w->futex, __ATOMIC_RELAXED) != 0)
@@ -827,7 +831,6 @@ pl_unpark_one(const void *addr,
 {
 	pl_unpark_result_t r = { 0, 0, false, false };
 	struct tally t = { 0 };
-	(void)pli_tuning();
 	struct bucket *b = lock_bucket(addr);
 	struct waiter **link;
 	struct waiter *w = find_queue(b, addr, &link);
@@ -852,7 +855,6 @@ size_t
 pl_unpark_all(const void *addr, uintptr_t token)
 {
 	struct tally t = { 0 };
-	(void)pli_tuning();
 	struct bucket *b = lock_bucket(addr);
 	struct waiter **link;
 	struct waiter *q = find_queue(b, addr, &link);
@@ -878,7 +880,6 @@ pl_unpark_filter(const void *addr,
 	pl_unpark_result_t r = { 0, 0, false, false };
 	struct waiter *woken = NULL, **woken_tail = &woken;
 	struct tally t = { 0 };
-	(void)pli_tuning();
 	struct bucket *b = lock_bucket(addr);
 	struct waiter **link;
 	struct waiter *w = find_queue(b, addr, &link);
@@ -926,7 +927,6 @@ requeue(const void *from, const void *to, pl_requeue_op_t (*validate)(void *),
 	pl_unpark_result_t r = { 0, 0, false, false };
 	struct tally t = { 0 };
 	struct bucket *bf, *bt;
-	(void)pli_tuning();
 	lock_bucket_pair(from, to, &bf, &bt);
 	struct waiter **link;
 	struct waiter *head = find_queue(bf, from, &link);

@@ -51,7 +51,7 @@
 #include <parkinglot/mutex.h>
 #include <parkinglot/rmutex.h>
 
-#include "internal.h"
+#include "platform.h"
 
 /* Two words on LP64, where sizeof(uintptr_t) == 8 (three 4-byte words on
  * ILP32, still 16 bytes at most). */

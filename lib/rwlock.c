@@ -106,7 +106,8 @@
 #include <parkinglot/core.h>
 #include <parkinglot/rwlock.h>
 
-#include "internal.h"
+#include "platform.h"
+#include "spin.h"
 
 #define WRITER PL_RWLOCK_WRITER
 #define WPARKED PL_RWLOCK_WRITER_PARKED

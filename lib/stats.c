@@ -22,7 +22,9 @@
 #include <parkinglot/stats.h>
 
 #include "export.h"
-#include "internal.h"
+#include "lot.h"
+#include "platform.h"
+#include "stats.h"
 
 union counters_page {
 	struct {

@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <hwloc.h>
 
-#include "internal.h"
+#include "platform.h"
 
 void
 pli_topology_get(struct pli_topology *t)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Topology without hwloc: the affinity mask alone; cores and SMT siblings
  * are unknown. */
-#include "internal.h"
+#include "platform.h"
 
 void
 pli_topology_get(struct pli_topology *t)

@@ -10,7 +10,7 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "platform.h"
 
 void
 pli_topology_from_affinity(struct pli_topology *t)

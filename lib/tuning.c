@@ -1,27 +1,47 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tuning of the contended paths: defaults from the topology, overrides
- * from the environment, pl_tuning_get/set.
+ * Tuning of the contended paths: static defaults, overrides from the
+ * environment, the refinement from the topology, pl_tuning_get/set.
  *
- * The tuning is read on first use (the first contended lock or park), not
- * at load time, so that programs that never contend never pay for reading
- * the topology.  Its fields are read with relaxed atomic loads by the slow
- * paths and written with relaxed atomic stores by pl_tuning_set: each
- * field is a hint on its own, and a thread that reads a mix of old and new
- * values only spins a little more or less once.
+ * Where the values come from, and when.  The tuning in force is a static
+ * object holding the defaults below from the first instruction on; no
+ * lock operation ever waits for anything else.  The first slow path of a
+ * process (a lock that spins, or a park) kicks the rest off, once
+ * (pli_tuning_kick): it applies the PARKINGLOT_* overrides at once (a
+ * getenv each; a malformed one prints its warning there), and starts one
+ * short-lived, detached thread that reads the topology (hwloc's takes
+ * about 8 ms here), measures the cost of a pause, and stores the refined
+ * values, then ends.  Meanwhile the lock operations run on the defaults.
+ * pl_tuning_get and pl_tuning_set, which are no lock operations, wait
+ * for the refinement (running it themselves when nothing has started it),
+ * so that what they show and what they change is final.  If the thread
+ * cannot be created, the defaults stay until pl_tuning_get or
+ * pl_tuning_set refines them.  A process that never contends never reads
+ * the topology and never starts the thread.
  *
- * errno: no call of the library changes it, and the first use runs much
+ * Precedence: pl_tuning_set over the environment over the topology over
+ * the static defaults.  The fields are read with relaxed atomic loads by
+ * the slow paths and written with relaxed atomic stores: each is a hint
+ * on its own, and a thread that reads a mix of old and new values only
+ * spins a little more or less once.
+ *
+ * errno: no call of the library changes it, and the refinement runs much
  * code that may (hwloc's reading of sysfs leaves ENOENT, a warning's
- * fprintf, sysconf): tuning_init restores it, whatever ran.
+ * fprintf, sysconf, pthread_create): each step restores it.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <parkinglot/tuning.h>
 
-#include "internal.h"
+#include "futex.h"
+#include "platform.h"
+#include "tuning.h"
 
 #define MAX_SPIN 1000000u
 #define MAX_YIELD 1000u
@@ -53,32 +73,95 @@
 #define MAX_POLL_NS 1000000u
 #define MAX_PAUSES 100000u
 
-static struct pli_tuning tuning;
-static pthread_once_t tuning_once = PTHREAD_ONCE_INIT;
+/* Until the cost of a pause is measured: 20 ns, this machine's. */
+#define ASSUMED_PAUSE_NS 20u
 
-/* PARKINGLOT_<name>: a decimal number in 0..max, else a one-line warning
- * and the default stays. */
+struct pli_tuning pli_tuning_v = {
+	.pub = { .spin_limit = DEFAULT_SPIN,
+	    .yield_limit = DEFAULT_YIELD,
+	    .fair_interval_us = DEFAULT_FAIR_US },
+	.poll_ns = DEFAULT_POLL_NS,
+	.pause_per_spin = DEFAULT_POLL_NS / ASSUMED_PAUSE_NS,
+	.pause_ns = ASSUMED_PAUSE_NS,
+};
+
+/* The refinement (tuning.h): NONE, RUNNING (in the thread, or in a caller
+ * of pl_tuning_get/set), DONE, or STALLED (kicked, but no thread could be
+ * started: left to pl_tuning_get/set).  Waiters for DONE sleep on the
+ * word. */
+enum { NONE = PLI_TUNING_NONE, RUNNING, DONE, STALLED };
+uint32_t pli_tuning_state;
+/* Guarded by publish_lock, as every store into the tuning in force. */
+static pthread_mutex_t publish_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool env_applied; /* the environment is in force */
+static bool user_set;    /* pl_tuning_set was called: its values win */
+
 static void
-env_override(const char *name, unsigned max, unsigned *val)
+store(unsigned *field, unsigned v)
+{
+	__atomic_store_n(field, v, __ATOMIC_RELAXED);
+}
+
+/* PARKINGLOT_<name>: a decimal number in 0..max into *val; else, if warn,
+ * a one-line warning, and *val stays.  Whether the variable was valid. */
+static bool
+env_override(const char *name, unsigned max, unsigned *val, bool warn)
 {
 	const char *s = getenv(name);
 	if (s == NULL)
-		return;
+		return false;
 	char *end;
 	int saved = errno;
 	errno = 0;
 	unsigned long v = strtoul(s, &end, 10);
 	bool bad =
 	    *s < '0' || *s > '9' || *end != '\0' || errno != 0 || v > max;
-	errno = saved;
-	if (bad) {
+	if (bad && warn)
 		fprintf(stderr,
 		    "libparkinglot: ignoring %s=\"%s\": not a whole number "
 		    "from 0 to %u (keeping %u)\n",
 		    name, s, max, *val);
-		return;
-	}
+	errno = saved;
+	if (bad)
+		return false;
 	*val = (unsigned)v;
+	return true;
+}
+
+/* The four overrides over t, each where it is valid; whether
+ * PARKINGLOT_POLL_NS was one. */
+static bool
+env_apply(struct pli_tuning *t, bool warn)
+{
+	env_override("PARKINGLOT_SPIN", MAX_SPIN, &t->pub.spin_limit, warn);
+	env_override("PARKINGLOT_YIELD", MAX_YIELD, &t->pub.yield_limit, warn);
+	env_override(
+	    "PARKINGLOT_FAIR_US", MAX_FAIR_US, &t->pub.fair_interval_us, warn);
+	return env_override(
+	    "PARKINGLOT_POLL_NS", MAX_POLL_NS, &t->poll_ns, warn);
+}
+
+static unsigned
+pauses_for(unsigned poll_ns, unsigned pause_ns)
+{
+	unsigned n = poll_ns / pause_ns;
+	return n < 1 ? 1 : n > MAX_PAUSES ? MAX_PAUSES : n;
+}
+
+/* Publish t over the tuning in force (publish_lock held): every field but
+ * those pl_tuning_set has set since. */
+static void
+publish(const struct pli_tuning *t)
+{
+	struct pli_tuning *v = &pli_tuning_v;
+	if (!user_set) {
+		store(&v->pub.spin_limit, t->pub.spin_limit);
+		store(&v->pub.yield_limit, t->pub.yield_limit);
+		store(&v->pub.fair_interval_us, t->pub.fair_interval_us);
+	}
+	store(&v->poll_ns, t->poll_ns);
+	store(&v->pause_ns, t->pause_ns);
+	store(&v->pause_per_spin, t->pause_per_spin);
 }
 
 /* What one pause instruction costs here, in ns (at least 1): the best of
@@ -100,60 +183,142 @@ pause_cost_ns(void)
 	return ns > 0 ? ns : 1;
 }
 
+/* The refinement itself: the topology's defaults, the environment over
+ * them (quietly: its warnings were printed by the kick), the pause cost;
+ * then publish, and DONE. */
 static void
-tuning_init(void)
+refine(void)
 {
 	int saved_errno = errno;
 	struct pli_topology topo;
 	pli_topology_get(&topo);
 
-	tuning.pub.fair_interval_us = DEFAULT_FAIR_US;
-	tuning.poll_ns = DEFAULT_POLL_NS;
+	struct pli_tuning t;
+	t.pub.fair_interval_us = DEFAULT_FAIR_US;
+	t.poll_ns = DEFAULT_POLL_NS;
 	if (topo.pus <= 1) {
 		/* The holder cannot run while we spin: park at once. */
-		tuning.pub.spin_limit = 0;
-		tuning.pub.yield_limit = 0;
+		t.pub.spin_limit = 0;
+		t.pub.yield_limit = 0;
 	} else {
-		tuning.pub.spin_limit = DEFAULT_SPIN;
-		tuning.pub.yield_limit = DEFAULT_YIELD;
+		t.pub.spin_limit = DEFAULT_SPIN;
+		t.pub.yield_limit = DEFAULT_YIELD;
 		/* An SMT sibling shares our pipeline: wait longer so that
 		 * spinning steals less of it from the holder (the design
 		 * notes' rule; this 2-core machine has no SMT to measure). */
 		if (topo.pus_per_core > 1)
-			tuning.poll_ns *= 2;
+			t.poll_ns *= 2;
 	}
-	env_override("PARKINGLOT_SPIN", MAX_SPIN, &tuning.pub.spin_limit);
-	env_override("PARKINGLOT_YIELD", MAX_YIELD, &tuning.pub.yield_limit);
-	env_override(
-	    "PARKINGLOT_FAIR_US", MAX_FAIR_US, &tuning.pub.fair_interval_us);
-	env_override("PARKINGLOT_POLL_NS", MAX_POLL_NS, &tuning.poll_ns);
+	env_apply(&t, false);
 	/* Measured even where nothing spins: pl_tuning_set may turn
 	 * spinning on later. */
-	tuning.pause_ns = pause_cost_ns();
-	unsigned n = tuning.poll_ns / tuning.pause_ns;
-	tuning.pause_per_spin = n < 1 ? 1 : n > MAX_PAUSES ? MAX_PAUSES : n;
+	t.pause_ns = pause_cost_ns();
+	t.pause_per_spin = pauses_for(t.poll_ns, t.pause_ns);
 	if (pli_verbose)
 		fprintf(stderr,
 		    "libparkinglot: %u PUs, %u cores, %u per core (%s): "
 		    "spin %u, yield %u, each round %u pauses of %u ns, "
 		    "fair %u us\n",
 		    topo.pus, topo.cores, topo.pus_per_core, topo.source,
-		    tuning.pub.spin_limit, tuning.pub.yield_limit,
-		    tuning.pause_per_spin, tuning.pause_ns,
-		    tuning.pub.fair_interval_us);
+		    t.pub.spin_limit, t.pub.yield_limit, t.pause_per_spin,
+		    t.pause_ns, t.pub.fair_interval_us);
+	pthread_mutex_lock(&publish_lock);
+	publish(&t);
+	pthread_mutex_unlock(&publish_lock);
+	__atomic_store_n(&pli_tuning_state, DONE, __ATOMIC_RELEASE);
+	pli_futex_wake(&pli_tuning_state, INT_MAX);
 	errno = saved_errno;
 }
 
-const struct pli_tuning *
-pli_tuning(void)
+static void *
+refine_thread(void *arg)
 {
-	pthread_once(&tuning_once, tuning_init);
-	return &tuning;
+	(void)arg;
+	/* Below every thread of the program: a woken waiter must never wait
+	 * for a CPU this one holds (best effort; errno is its own). */
+	struct sched_param param = { 0 };
+	pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+	refine();
+	return NULL;
+}
+
+/* The environment over the defaults, once, by whoever comes first: the
+ * kick, or pl_tuning_get/set. */
+static void
+apply_env_once(void)
+{
+	int saved_errno = errno;
+	pthread_mutex_lock(&publish_lock);
+	if (!env_applied) {
+		env_applied = true;
+		struct pli_tuning t =
+		    pli_tuning_v; /* all writers hold the lock */
+		if (env_apply(&t, true))
+			t.pause_per_spin = pauses_for(t.poll_ns, t.pause_ns);
+		publish(&t);
+	}
+	pthread_mutex_unlock(&publish_lock);
+	errno = saved_errno;
+}
+
+void
+pli_tuning_start(void)
+{
+	uint32_t none = NONE;
+	if (!__atomic_compare_exchange_n(&pli_tuning_state, &none, RUNNING,
+	        false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	apply_env_once();
+	int saved_errno = errno;
+	/* The thread takes no signal of the program's: they all stay for
+	 * the program's own threads. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_attr_t attr;
+	pthread_t t;
+	bool started = false;
+	if (pthread_attr_init(&attr) == 0) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		started = pthread_create(&t, &attr, refine_thread, NULL) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&attr);
+	}
+	if (!started) /* pl_tuning_get or pl_tuning_set will refine */
+		__atomic_store_n(&pli_tuning_state, STALLED, __ATOMIC_RELEASE);
+	errno = saved_errno;
+}
+
+/* For pl_tuning_get/set: the refinement done, by us if nobody runs it. */
+static void
+refined(void)
+{
+	uint32_t s = __atomic_load_n(&pli_tuning_state, __ATOMIC_ACQUIRE);
+	if ((s == NONE || s == STALLED) &&
+	    __atomic_compare_exchange_n(&pli_tuning_state, &s, RUNNING, false,
+	        __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+		apply_env_once();
+		refine();
+		return;
+	}
+	while (
+	    (s = __atomic_load_n(&pli_tuning_state, __ATOMIC_ACQUIRE)) != DONE)
+		pli_futex_wait(&pli_tuning_state, s, NULL);
+}
+
+void
+pli_tuning_forked(void)
+{
+	/* The thread that was refining is not in the child. */
+	if (__atomic_load_n(&pli_tuning_state, __ATOMIC_RELAXED) == RUNNING)
+		__atomic_store_n(&pli_tuning_state, NONE, __ATOMIC_RELAXED);
+	pthread_mutex_init(&publish_lock, NULL);
 }
 
 void
 pl_tuning_get(struct pl_tuning *out)
 {
+	refined();
 	const struct pli_tuning *t = pli_tuning();
 	out->spin_limit = __atomic_load_n(&t->pub.spin_limit, __ATOMIC_RELAXED);
 	out->yield_limit =
@@ -171,11 +336,12 @@ cap(unsigned v, unsigned max)
 void
 pl_tuning_set(const struct pl_tuning *in)
 {
-	(void)pli_tuning(); /* a later first use must not overwrite this */
-	__atomic_store_n(&tuning.pub.spin_limit, cap(in->spin_limit, MAX_SPIN),
-	    __ATOMIC_RELAXED);
-	__atomic_store_n(&tuning.pub.yield_limit,
-	    cap(in->yield_limit, MAX_YIELD), __ATOMIC_RELAXED);
-	__atomic_store_n(&tuning.pub.fair_interval_us,
-	    cap(in->fair_interval_us, MAX_FAIR_US), __ATOMIC_RELAXED);
+	refined(); /* a later refinement must not overwrite this */
+	pthread_mutex_lock(&publish_lock);
+	user_set = true;
+	struct pli_tuning *v = &pli_tuning_v;
+	store(&v->pub.spin_limit, cap(in->spin_limit, MAX_SPIN));
+	store(&v->pub.yield_limit, cap(in->yield_limit, MAX_YIELD));
+	store(&v->pub.fair_interval_us, cap(in->fair_interval_us, MAX_FAIR_US));
+	pthread_mutex_unlock(&publish_lock);
 }

@@ -697,3 +697,79 @@ Test(bitlock, unlock_of_unlocked_aborts, .timeout = 30)
 	bad_word = 0;
 	bad_byte = 0;
 }
+
+/* The timed bit lock on a word shared with another bit lock and with the
+ * caller's bits: a waiter that times out leaves every other bit as it
+ * was, and, as the last waiter on the word, clears its parked bit. */
+static uintptr_t timed_word;
+
+static void *
+timed_waiter(void *arg)
+{
+	(void)arg;
+	struct timespec d = tu_deadline_in(20 * TU_MS);
+	return (void *)(intptr_t)pl_bitlock_timedlock(
+	    &timed_word, 0x10, 0x20, &d);
+}
+
+Test(bitlock, timedlock_times_out_and_leaves_other_bits, .timeout = 30)
+{
+	timed_word = 0x1000 | 0x10; /* a caller's bit; the lock held */
+	pl_bitlock_lock(&timed_word, 0x1, 0x2); /* another lock of the word */
+	pthread_t t = tu_spawn(timed_waiter, NULL);
+	cr_assert_eq((intptr_t)tu_join(t), ETIMEDOUT);
+	cr_assert_eq(__atomic_load_n(&timed_word, __ATOMIC_RELAXED),
+	    (uintptr_t)(0x1000 | 0x10 | 0x1), "word %#lx",
+	    (unsigned long)timed_word);
+	pl_bitlock_unlock(&timed_word, 0x1, 0x2);
+	pl_bitlock_unlock(&timed_word, 0x10, 0x20);
+	cr_assert_eq(timed_word, (uintptr_t)0x1000);
+}
+
+Test(bitlock, timedlock_rules_of_the_mutex, .timeout = 30)
+{
+	uintptr_t w = 0;
+	unsigned char b = 0;
+	struct timespec past = tu_deadline_in(-TU_MS), bad = { 0, -1 };
+	/* Free: taken whatever the deadline. */
+	cr_assert_eq(pl_bitlock_timedlock(&w, 0x4, 0x8, &past), 0);
+	cr_assert_eq(w, (uintptr_t)0x4);
+	cr_assert_eq(pl_bitlock8_timedlock(&b, 0x40, 0x80, NULL), 0);
+	cr_assert_eq(b, 0x40);
+	/* Held, deadline passed: ETIMEDOUT at once, nothing parked. */
+	cr_assert_eq(pl_bitlock_timedlock(&w, 0x4, 0x8, &past), ETIMEDOUT);
+	cr_assert_eq(pl_bitlock8_timedlock(&b, 0x40, 0x80, &past), ETIMEDOUT);
+	cr_assert_eq(w, (uintptr_t)0x4);
+	cr_assert_eq(b, 0x40);
+	/* Malformed: EINVAL before any attempt, held or not. */
+	cr_assert_eq(pl_bitlock_timedlock(&w, 0x4, 0x8, &bad), EINVAL);
+	cr_assert_eq(pl_bitlock8_timedlock(&b, 0x1, 0x2, &bad), EINVAL);
+	cr_assert_eq(b, 0x40);
+	pl_bitlock_unlock(&w, 0x4, 0x8);
+	pl_bitlock8_unlock(&b, 0x40, 0x80);
+}
+
+/* A timed waiter gets the lock when it is released before its deadline. */
+static unsigned char timed_byte;
+
+static void *
+timed_byte_waiter(void *arg)
+{
+	(void)arg;
+	struct timespec d = tu_deadline_in(TU_WAIT_NS);
+	int rc = pl_bitlock8_timedlock(&timed_byte, 0x2, 0x1, &d);
+	if (rc == 0)
+		pl_bitlock8_unlock(&timed_byte, 0x2, 0x1);
+	return (void *)(intptr_t)rc;
+}
+
+Test(bitlock, timedlock_gets_a_released_lock, .timeout = 30)
+{
+	pl_bitlock8_lock(&timed_byte, 0x2, 0x1);
+	pthread_t t = tu_spawn(timed_byte_waiter, NULL);
+	/* Released once the waiter is parked on the byte. */
+	cr_assert(wait_parked(&timed_byte, 1, TU_WAIT_NS));
+	pl_bitlock8_unlock(&timed_byte, 0x2, 0x1);
+	cr_assert_eq((intptr_t)tu_join(t), 0);
+	cr_assert_eq(timed_byte, 0);
+}

@@ -54,7 +54,6 @@
 
 #include <parkinglot/version.h>
 
-#define PLX_LAYOUT_ONLY
 #include "export.h"
 
 #define BAR_WIDTH 40

@@ -24,7 +24,7 @@
  * wakes only waiters of the same lock.  All two-bits-zero memory is an
  * unlocked bit lock; there is nothing to initialize or destroy.  Threads
  * park on the word's address.  The protocol and why no wakeup is lost is
- * stated in lib/bitlock.c.
+ * stated in lib/twobit.c.
  *
  * Arguments are checked in the inline functions, where constant bits fold
  * the check away: a zero mask, a mask with more than one bit set or the
@@ -38,6 +38,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <parkinglot/defs.h>
 
@@ -114,6 +115,18 @@ pl_bitlock_trylock(uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit)
 }
 
 /*
+ * pl_bitlock_timedlock - pl_bitlock_lock with an absolute CLOCK_MONOTONIC
+ * deadline (NULL: no deadline), under the rules of pl_mutex_timedlock.
+ * Returns 0 with the lock held (acquire ordering); ETIMEDOUT if the
+ * deadline passed first (a lock that is free is taken whatever the
+ * deadline, and a deadline already passed costs no spinning or parking);
+ * EINVAL for a malformed deadline, before any attempt.  Bad bits abort as
+ * for pl_bitlock_lock.  Out of line: a timed lock is rarely the hot one.
+ */
+PL_EXPORT int pl_bitlock_timedlock(uintptr_t *word, uintptr_t locked_bit,
+    uintptr_t parked_bit, const struct timespec *deadline);
+
+/*
  * pl_bitlock_unlock - release the bit lock (release ordering).
  *
  * Uncontended: a load and one CAS.  With threads parked on this lock,
@@ -158,7 +171,7 @@ pl_bitlock_unlock_fair(
 }
 
 /*
- * The same four for a bit lock in a byte: the same protocol, blocking,
+ * The same five for a bit lock in a byte: the same protocol, blocking,
  * memory ordering and fairness, and the same messages with "pl_bitlock8_"
  * in the function names.
  */
@@ -195,6 +208,12 @@ pl_bitlock8_trylock(
 	}
 	return false;
 }
+
+/* pl_bitlock8_timedlock - pl_bitlock_timedlock for a byte: 0 with the
+ * lock held, ETIMEDOUT, or EINVAL for a malformed deadline. */
+PL_EXPORT int pl_bitlock8_timedlock(unsigned char *byte,
+    unsigned char locked_bit, unsigned char parked_bit,
+    const struct timespec *deadline);
 
 /* pl_bitlock8_unlock - pl_bitlock_unlock for a byte: release ordering;
  * wakes at most one waiter of this lock; aborts if it is not locked. */

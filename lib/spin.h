@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The spin phase of every lock's slow path (inline, no state of its own
+ * beyond the caller's struct pli_spinner).
+ */
+#ifndef PARKINGLOT_SPIN_H
+#define PARKINGLOT_SPIN_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "platform.h"
+#include "stats.h"
+#include "tuning.h"
+
+/*
+ * The spin phase of every lock's slow path.  Each round waits about
+ * poll_ns (pause_per_spin pause instructions, see tuning.c) and then looks
+ * at the lock again: spin_limit such rounds, then yield_limit rounds that
+ * call sched_yield before the same wait, so that a thread preempted on
+ * this CPU (the holder, or anyone else) can run meanwhile; then park.
+ *
+ * A yield that finds another runnable thread may not come back for a
+ * whole time slice (milliseconds), and twenty of them would keep a waiter
+ * out of the queue, and out of the fairness hand-off, for that long.  So
+ * the yield rounds also end, and the thread parks, once they have taken
+ * twice their nominal time (2 x yield_limit x poll_ns from the first).
+ *
+ * Callers spin only while nobody is parked on the lock (with a queue, the
+ * lock goes to a woken waiter, and spinning only burns a core), and start
+ * over after each wake-up.  The spinner also keeps the statistics: a
+ * slow-path acquisition won without parking, and the first park of a
+ * slow path.
+ */
+struct pli_spinner {
+	unsigned spins, yields;
+	unsigned spin_limit, yield_limit, pauses, poll_ns;
+	uint64_t yield_end; /* when the yield rounds must stop */
+	bool parked;
+};
+
+static inline void
+pli_spinner_init(struct pli_spinner *sp)
+{
+	pli_tuning_kick();
+	const struct pli_tuning *t = pli_tuning();
+	sp->spins = sp->yields = 0;
+	sp->spin_limit = __atomic_load_n(&t->pub.spin_limit, __ATOMIC_RELAXED);
+	sp->yield_limit =
+	    __atomic_load_n(&t->pub.yield_limit, __ATOMIC_RELAXED);
+	sp->pauses = __atomic_load_n(&t->pause_per_spin, __ATOMIC_RELAXED);
+	sp->poll_ns = __atomic_load_n(&t->poll_ns, __ATOMIC_RELAXED);
+	sp->yield_end = 0;
+	sp->parked = false;
+}
+
+/* Start a round: false when it is time to park. */
+static inline bool
+pli_spin_begin(struct pli_spinner *sp)
+{
+	if (sp->spins < sp->spin_limit)
+		sp->spins++;
+	else if (sp->yields < sp->yield_limit) {
+		uint64_t now = pli_now_ns();
+		if (sp->yields++ == 0)
+			sp->yield_end =
+			    now + 2 * (uint64_t)sp->yield_limit * sp->poll_ns;
+		else if (now > sp->yield_end)
+			return false;
+		sched_yield();
+	} else
+		return false;
+	return true;
+}
+
+/* One round of waiting; false when it is time to park. */
+static inline bool
+pli_spin(struct pli_spinner *sp)
+{
+	if (!pli_spin_begin(sp))
+		return false;
+	for (unsigned i = 0; i < sp->pauses; i++)
+		pli_cpu_relax();
+	return true;
+}
+
+/*
+ * A round that also watches *word, every PLI_WATCH_PAUSES pauses, and
+ * ends early once it no longer holds old: for a waiter that knows the
+ * lock is about to change hands (the rwlock's phase claims), where
+ * noticing late leaves the lock idle.  Watching costs the holder its
+ * cache line more often, so plain spinning never does it.
+ */
+#define PLI_WATCH_PAUSES 8u
+static inline bool
+pli_spin_watch(struct pli_spinner *sp, const uintptr_t *word, uintptr_t old)
+{
+	if (!pli_spin_begin(sp))
+		return false;
+	for (unsigned i = 1; i <= sp->pauses; i++) {
+		pli_cpu_relax();
+		if (i % PLI_WATCH_PAUSES == 0 &&
+		    __atomic_load_n(word, __ATOMIC_RELAXED) != old)
+			break;
+	}
+	return true;
+}
+
+/* Skip what is left of the pause rounds: the rounds that yield come next. */
+static inline void
+pli_spinner_hurry(struct pli_spinner *sp)
+{
+	if (sp->spins < sp->spin_limit)
+		sp->spins = sp->spin_limit;
+}
+
+/* About to park (again): count the first, and spin afresh once woken. */
+static inline void
+pli_spinner_park(struct pli_spinner *sp)
+{
+	if (!sp->parked) {
+		sp->parked = true;
+		pli_stat_add(PLI_SPIN_FAILURES, 1);
+	}
+	sp->spins = sp->yields = 0;
+}
+
+static inline void
+pli_spinner_acquired(const struct pli_spinner *sp)
+{
+	if (!sp->parked)
+		pli_stat_add(PLI_SPIN_ACQUIRES, 1);
+}
+
+#endif /* PARKINGLOT_SPIN_H */

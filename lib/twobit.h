@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The two-bit lock algorithm (lib/twobit.c): the slow paths of every lock
+ * whose whole state is a LOCKED bit and a PARKED bit of a word, after
+ * WebKit's LockAlgorithm.  pl_mutex_t (lib/mutex.c) and the bit locks
+ * (lib/bitlock.c) are this algorithm with different words and bits.
+ */
+#ifndef PARKINGLOT_TWOBIT_H
+#define PARKINGLOT_TWOBIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+/* One lock: where its word is, how wide it is, and its two bits. */
+struct pli_twobit {
+	void *word;
+	unsigned char size; /* 1 (a byte) or sizeof(uintptr_t) */
+	/* The word may hold other locks (bit locks share words): waiters
+	 * park with locked as their token, and an unlock wakes only those.
+	 * Without it every waiter on the word is this lock's, whatever its
+	 * token (a condition variable requeues its own onto a mutex). */
+	bool shared;
+	uintptr_t locked, parked;
+};
+
+/* Acquire l, spinning and then parking until deadline (absolute
+ * CLOCK_MONOTONIC and valid: the caller reports EINVAL; NULL: none).
+ * Returns 0 with l held, or ETIMEDOUT.  A free lock is taken whatever the
+ * deadline; a deadline already passed costs one clock read, after the
+ * first try, and no spinning or parking. */
+int pli_twobit_lock(
+    const struct pli_twobit *l, const struct timespec *deadline);
+
+/* Release l, which the fast path could not: waiters parked, another bit
+ * of the word changed, or a fair unlock.  name is the public function,
+ * for the report of an unlock of a lock that is not locked. */
+void pli_twobit_unlock(const struct pli_twobit *l, bool fair, const char *name);
+
+#endif /* PARKINGLOT_TWOBIT_H */
