@@ -41,7 +41,7 @@
  *
  * Locking: export_lock (a pthread mutex, never a parking-lot lock) orders
  * starting, stopping, resetting, fork and exit.  The hooks take no lock:
- * they run only while pli_export_on is set, which is set after the object
+ * they run only while pli_observer names them, which is set after the object
  * is complete; the region they write (shm) stays mapped for the life of
  * the process, so a hook still running after a stop writes harmlessly to
  * the private memory that then replaces the object.
@@ -68,7 +68,7 @@
 #include "stats.h"
 #include "tuning.h"
 
-bool pli_export_on;
+static bool exporting; /* guarded by export_lock; hooks see pli_observer */
 
 static pthread_mutex_t export_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct plx_shm *shm; /* the region the object is mapped at */
@@ -199,8 +199,8 @@ slot_of(struct plx_shm *s, const void *addr, bool claim)
 
 /* ---- the hooks (see export.h) ----------------------------------------- */
 
-void
-pli_export_park(const void *addr, size_t len)
+static void
+export_park(const void *addr, size_t len)
 {
 	struct plx_shm *s = cur_shm();
 	add64(&s->hist[pli_stat_stripe()].queue[qbin(len)], 1);
@@ -216,8 +216,8 @@ pli_export_park(const void *addr, size_t len)
 }
 
 /* With the bucket lock of addr held. */
-void
-pli_export_wait(const void *addr, uint64_t waited_ns)
+static void
+export_wait(const void *addr, uint64_t waited_ns)
 {
 	struct plx_shm *s = cur_shm();
 	add64(&s->hist[pli_stat_stripe()].wait[wbin(waited_ns)], 1);
@@ -232,8 +232,8 @@ pli_export_wait(const void *addr, uint64_t waited_ns)
 	}
 }
 
-void
-pli_export_requeue(const void *from, const void *to, size_t n, size_t len)
+static void
+export_requeue(const void *from, const void *to, size_t n, size_t len)
 {
 	struct plx_shm *s = cur_shm();
 	struct plx_slot *sl = slot_of(s, from, false);
@@ -251,14 +251,21 @@ pli_export_requeue(const void *from, const void *to, size_t n, size_t len)
 	}
 }
 
-void
-pli_export_thread(bool created)
+static void
+export_thread(bool created)
 {
 	struct plx_shm *s = cur_shm();
 	if (created)
 		add64(&s->h.threads_total, 1);
 	refresh_table(s);
 }
+
+static const struct pli_observer observer = {
+	.park = export_park,
+	.wait = export_wait,
+	.thread = export_thread,
+	.requeue = export_requeue,
+};
 
 /* ---- moving the counters page ----------------------------------------- */
 
@@ -427,7 +434,7 @@ static void export_exit(void);
 static int
 export_start(void)
 {
-	if (pli_export_on)
+	if (exporting)
 		return 0;
 	if (page_size == 0)
 		return ENOTSUP;
@@ -495,7 +502,8 @@ export_start(void)
 	__atomic_store_n(&h->magic, PLX_MAGIC, __ATOMIC_RELEASE);
 	if (!exit_registered)
 		exit_registered = atexit(export_exit) == 0;
-	__atomic_store_n(&pli_export_on, true, __ATOMIC_RELEASE);
+	exporting = true;
+	__atomic_store_n(&pli_observer, &observer, __ATOMIC_RELEASE);
 	return 0;
 fail:
 	close(fd);
@@ -507,7 +515,7 @@ fail:
 static int
 export_stop(void)
 {
-	if (!pli_export_on)
+	if (!exporting)
 		return 0;
 	void *t = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
 	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -518,7 +526,8 @@ export_stop(void)
 	munmap(t, page_size); /* the counters page keeps it alive */
 	if (err)
 		return err;
-	__atomic_store_n(&pli_export_on, false, __ATOMIC_RELEASE);
+	exporting = false;
+	__atomic_store_n(&pli_observer, NULL, __ATOMIC_RELEASE);
 	shm_unlink(shm_name);
 	/* Drop the object; hooks still running write to zeroes. */
 	mmap(shm, PLX_SIZE, PROT_READ | PROT_WRITE,
@@ -689,7 +698,7 @@ export_exit(void)
 	pthread_mutex_lock(&export_lock);
 	/* Never for the object of another process: a child of vfork that
 	 * calls exit() runs its parent's exit handlers. */
-	if (pli_export_on && getpid() == shm_pid) {
+	if (exporting && getpid() == shm_pid) {
 		struct plx_shm *s = cur_shm();
 		refresh_table(s);
 		/* Not the tuning: reading it here would read the topology
@@ -722,7 +731,7 @@ pli_export_reset(void)
 {
 	pthread_mutex_lock(&export_lock);
 	pli_stats_zero();
-	if (pli_export_on) {
+	if (exporting) {
 		struct plx_shm *s = cur_shm();
 		for (size_t i = 0; i < PLX_NSTRIPES; i++) {
 			for (size_t b = 0; b < PLX_QBINS; b++)
@@ -778,8 +787,9 @@ atfork_parent(void)
 static void
 atfork_child(void)
 {
-	bool was_on = pli_export_on;
-	__atomic_store_n(&pli_export_on, false, __ATOMIC_RELAXED);
+	bool was_on = exporting;
+	exporting = false;
+	__atomic_store_n(&pli_observer, NULL, __ATOMIC_RELAXED);
 	if (page_size && !share_counters_quiet(true))
 		page_size = 0;
 	if (page_size == 0)

@@ -41,6 +41,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counters.h"
+
 #define PLX_MAGIC UINT64_C(0x0053544154534c50) /* "PLSTATS\0" */
 #define PLX_VERSION 2 /* 2: the library names nothing (see plx_slot) */
 
@@ -55,23 +57,14 @@
 
 /* The counters page: PLX_NSTRIPES stripes of PLX_STRIPE_SIZE bytes, each
  * an array of uint64_t indexed by enum plx_counter; summed over stripes
- * they are the counters of struct pl_stats (PLX_PARKED_NOW is a gauge,
- * +1 and -1 wrapping).  Then max_queue_len, a size_t at PLX_MAXQ_OFF. */
+ * they are the counters of struct pl_stats, in the order of the one list
+ * of them, counters.h (PLX_PARKED_NOW is a gauge, +1 and -1 wrapping).  Then
+ * max_queue_len, a size_t at PLX_MAXQ_OFF. */
 #define PLX_NSTRIPES 16
 #define PLX_STRIPE_SIZE 128
-enum plx_counter {
-	PLX_PARKS,
-	PLX_UNPARKS,
-	PLX_TIMEOUTS,
-	PLX_INVALID_PARKS,
-	PLX_REQUEUES,
-	PLX_FAIR_HANDOFFS,
-	PLX_SPIN_ACQUIRES,
-	PLX_SPIN_FAILURES,
-	PLX_WAIT_NS,
-	PLX_PARKED_NOW,
-	PLX_NCOUNTERS
-};
+#define PLX_COUNTER_ENUM(name, field, gauge, label) PLX_##name,
+enum plx_counter { PLI_COUNTERS(PLX_COUNTER_ENUM) PLX_NCOUNTERS };
+#undef PLX_COUNTER_ENUM
 #define PLX_MAXQ_OFF (PLX_NSTRIPES * PLX_STRIPE_SIZE)
 #define PLX_COUNTERS_BYTES (PLX_MAXQ_OFF + 8)
 

@@ -150,6 +150,9 @@ static struct table initial_table = {
 	.buckets = initial_buckets,
 };
 static struct table *current_table = &initial_table;
+
+/* Who observes the lot (events.h): set and cleared by the observer. */
+const struct pli_observer *pli_observer;
 static size_t retired_bytes;
 
 static inline size_t
@@ -482,6 +485,7 @@ grow(size_t nthreads)
 		    old->size * sizeof(struct bucket), __ATOMIC_RELAXED);
 		__atomic_store_n(&current_table, t, __ATOMIC_RELEASE);
 		unlock_all(old);
+		pli_stats_table(size);
 		return;
 	}
 }
@@ -655,6 +659,7 @@ __attribute__((constructor)) static void
 lot_init(void)
 {
 	self_key_ok = pthread_key_create(&self_key, self_destroy) == 0;
+	pli_stats_table(initial_table.size);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 

@@ -17,12 +17,12 @@
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <parkinglot/stats.h>
 
 #include "export.h"
-#include "lot.h"
 #include "platform.h"
 #include "stats.h"
 
@@ -39,24 +39,23 @@ static union counters_page counters __attribute__((aligned(PLX_COUNTERS_MAX)));
 extern struct pli_stripe pli_stripes[PLI_STRIPES]
     __attribute__((alias("counters")));
 
-/* The layout parkstat reads (export.h) is this one. */
+/* The layout parkstat reads (export.h) is this one: the same list makes
+ * both enums, so only the sizes need checking. */
 _Static_assert(PLI_STRIPES == PLX_NSTRIPES, "stripes");
 _Static_assert(sizeof(struct pli_stripe) == PLX_STRIPE_SIZE, "stripe size");
 _Static_assert((int)PLI_NSTATS == (int)PLX_NCOUNTERS, "counters");
 _Static_assert(offsetof(union counters_page, s.max_queue_len) == PLX_MAXQ_OFF,
     "max_queue_len");
 _Static_assert(sizeof(size_t) == 8, "max_queue_len is 8 bytes");
-#define SAME(a, b) ((int)(a) == (int)(b))
-_Static_assert(SAME(PLI_PARKS, PLX_PARKS) && SAME(PLI_UNPARKS, PLX_UNPARKS) &&
-        SAME(PLI_TIMEOUTS, PLX_TIMEOUTS) &&
-        SAME(PLI_INVALID_PARKS, PLX_INVALID_PARKS) &&
-        SAME(PLI_REQUEUES, PLX_REQUEUES) &&
-        SAME(PLI_FAIR_HANDOFFS, PLX_FAIR_HANDOFFS) &&
-        SAME(PLI_SPIN_ACQUIRES, PLX_SPIN_ACQUIRES) &&
-        SAME(PLI_SPIN_FAILURES, PLX_SPIN_FAILURES) &&
-        SAME(PLI_WAIT_NS, PLX_WAIT_NS) && SAME(PLI_PARKED_NOW, PLX_PARKED_NOW),
-    "counter order");
-#undef SAME
+
+/* The size of the lot's table, as the lot last reported it. */
+static size_t table_buckets;
+
+void
+pli_stats_table(size_t buckets)
+{
+	__atomic_store_n(&table_buckets, buckets, __ATOMIC_RELAXED);
+}
 
 void *
 pli_counters_page(void)
@@ -90,18 +89,12 @@ pl_stats_get(struct pl_stats *out)
 		for (unsigned s = 0; s < PLI_NSTATS; s++)
 			v[s] += __atomic_load_n(
 			    &pli_stripes[i].v[s], __ATOMIC_RELAXED);
-	out->parks = v[PLI_PARKS];
-	out->unparks = v[PLI_UNPARKS];
-	out->timeouts = v[PLI_TIMEOUTS];
-	out->invalid_parks = v[PLI_INVALID_PARKS];
-	out->requeues = v[PLI_REQUEUES];
-	out->fair_handoffs = v[PLI_FAIR_HANDOFFS];
-	out->spin_acquires = v[PLI_SPIN_ACQUIRES];
-	out->spin_failures = v[PLI_SPIN_FAILURES];
-	out->wait_ns_total = v[PLI_WAIT_NS];
-	/* A gauge: +1 on enqueue, -1 (wrapping) on dequeue, per stripe. */
-	out->threads_parked_now = (size_t)v[PLI_PARKED_NOW];
-	out->buckets = pli_lot_buckets();
+			/* A gauge sums to its value: +1 and -1 (wrapping) per
+			 * stripe. */
+#define FILL(name, field, gauge, label) out->field = v[PLI_##name];
+	PLI_COUNTERS(FILL)
+#undef FILL
+	out->buckets = __atomic_load_n(&table_buckets, __ATOMIC_RELAXED);
 	out->max_queue_len =
 	    __atomic_load_n(&counters.s.max_queue_len, __ATOMIC_RELAXED);
 }
@@ -118,9 +111,13 @@ pl_stats_reset(void)
 void
 pli_stats_zero(void)
 {
+	/* Gauges describe the present: they keep their balance. */
+#define GAUGE(name, field, gauge, label) [PLI_##name] = gauge,
+	static const bool is_gauge[PLI_NSTATS] = { PLI_COUNTERS(GAUGE) };
+#undef GAUGE
 	for (unsigned i = 0; i < PLI_STRIPES; i++)
 		for (unsigned s = 0; s < PLI_NSTATS; s++)
-			if (s != PLI_PARKED_NOW)
+			if (!is_gauge[s])
 				__atomic_store_n(
 				    &pli_stripes[i].v[s], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&counters.s.max_queue_len, 0, __ATOMIC_RELAXED);

@@ -9,22 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "counters.h"
 #include "platform.h"
 
-/* stats.c: striped counters (see there). */
-enum pli_stat {
-	PLI_PARKS,
-	PLI_UNPARKS,
-	PLI_TIMEOUTS,
-	PLI_INVALID_PARKS,
-	PLI_REQUEUES,
-	PLI_FAIR_HANDOFFS,
-	PLI_SPIN_ACQUIRES,
-	PLI_SPIN_FAILURES,
-	PLI_WAIT_NS,
-	PLI_PARKED_NOW, /* a gauge: enqueues minus dequeues */
-	PLI_NSTATS
-};
+/* stats.c: striped counters (see there), one per line of counters.h. */
+#define PLI_COUNTER_ENUM(name, field, gauge, label) PLI_##name,
+enum pli_stat { PLI_COUNTERS(PLI_COUNTER_ENUM) PLI_NSTATS };
+#undef PLI_COUNTER_ENUM
 #define PLI_STRIPES 16
 struct pli_stripe {
 	uint64_t v[PLI_NSTATS];
@@ -46,5 +37,9 @@ void *pli_counters_page(void);
 void pli_stats_zero(void);
 /* export.c: pl_stats_reset clears the exported histograms and tables. */
 void pli_export_reset(void);
+
+/* The lot reports its table's size at start and at each growth, so that
+ * pl_stats_get never calls into the lot. */
+void pli_stats_table(size_t buckets);
 
 #endif /* PARKINGLOT_STATS_INTERNAL_H */

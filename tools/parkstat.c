@@ -781,6 +781,11 @@ u64(char *buf, size_t len, uint64_t v)
 	return buf;
 }
 
+/* The counters' labels in the text report, from the one list. */
+#define COUNTER_LABEL(name, field, gauge, text) [PLX_##name] = text,
+static const char *const label[PLX_NCOUNTERS] = { PLI_COUNTERS(COUNTER_LABEL) };
+#undef COUNTER_LABEL
+
 /* The text report, 80 columns wide but for long names. */
 static void
 print_text(FILE *out, const struct report *r)
@@ -798,17 +803,19 @@ print_text(FILE *out, const struct report *r)
 
 	uint64_t waits = c[PLX_UNPARKS] + c[PLX_TIMEOUTS];
 	fprintf(out, "\n");
-	trio(out, "parks", u64(b1, sizeof b1, c[PLX_PARKS]), "unparks",
-	    u64(b2, sizeof b2, c[PLX_UNPARKS]), "timeouts",
-	    u64(b3, sizeof b3, c[PLX_TIMEOUTS]));
-	trio(out, "invalid parks", u64(b1, sizeof b1, c[PLX_INVALID_PARKS]),
-	    "requeues", u64(b2, sizeof b2, c[PLX_REQUEUES]), "fair hand-offs",
+	trio(out, label[PLX_PARKS], u64(b1, sizeof b1, c[PLX_PARKS]),
+	    label[PLX_UNPARKS], u64(b2, sizeof b2, c[PLX_UNPARKS]),
+	    label[PLX_TIMEOUTS], u64(b3, sizeof b3, c[PLX_TIMEOUTS]));
+	trio(out, label[PLX_INVALID_PARKS],
+	    u64(b1, sizeof b1, c[PLX_INVALID_PARKS]), label[PLX_REQUEUES],
+	    u64(b2, sizeof b2, c[PLX_REQUEUES]), label[PLX_FAIR_HANDOFFS],
 	    u64(b3, sizeof b3, c[PLX_FAIR_HANDOFFS]));
-	trio(out, "spin acquires", u64(b1, sizeof b1, c[PLX_SPIN_ACQUIRES]),
-	    "spin failures", u64(b2, sizeof b2, c[PLX_SPIN_FAILURES]),
-	    "parked now", u64(b3, sizeof b3, c[PLX_PARKED_NOW]));
-	trio(out, "time parked", fmt_ns(b1, sizeof b1, (double)c[PLX_WAIT_NS]),
-	    "mean wait",
+	trio(out, label[PLX_SPIN_ACQUIRES],
+	    u64(b1, sizeof b1, c[PLX_SPIN_ACQUIRES]), label[PLX_SPIN_FAILURES],
+	    u64(b2, sizeof b2, c[PLX_SPIN_FAILURES]), label[PLX_PARKED_NOW],
+	    u64(b3, sizeof b3, c[PLX_PARKED_NOW]));
+	trio(out, label[PLX_WAIT_NS],
+	    fmt_ns(b1, sizeof b1, (double)c[PLX_WAIT_NS]), "mean wait",
 	    waits
 	        ? fmt_ns(b2, sizeof b2, (double)c[PLX_WAIT_NS] / (double)waits)
 	        : "-",
@@ -1025,22 +1032,13 @@ print_json(FILE *out, const struct report *r)
 		fprintf(out, "  \"interval_ns\": %" PRIu64 ",\n",
 		    sn->now_ns - r->prev->now_ns);
 	fprintf(out, "  \"stats\": {\n");
-	fprintf(out, "    \"parks\": %" PRIu64 ",\n", c[PLX_PARKS]);
-	fprintf(out, "    \"unparks\": %" PRIu64 ",\n", c[PLX_UNPARKS]);
-	fprintf(out, "    \"timeouts\": %" PRIu64 ",\n", c[PLX_TIMEOUTS]);
-	fprintf(
-	    out, "    \"invalid_parks\": %" PRIu64 ",\n", c[PLX_INVALID_PARKS]);
-	fprintf(out, "    \"requeues\": %" PRIu64 ",\n", c[PLX_REQUEUES]);
-	fprintf(
-	    out, "    \"fair_handoffs\": %" PRIu64 ",\n", c[PLX_FAIR_HANDOFFS]);
-	fprintf(
-	    out, "    \"spin_acquires\": %" PRIu64 ",\n", c[PLX_SPIN_ACQUIRES]);
-	fprintf(
-	    out, "    \"spin_failures\": %" PRIu64 ",\n", c[PLX_SPIN_FAILURES]);
-	fprintf(out, "    \"wait_ns_total\": %" PRIu64 ",\n", c[PLX_WAIT_NS]);
+	/* Every counter of the list (lib/counters.h), by its field's name
+	 * in struct pl_stats, then the two figures that are no counters. */
+#define JSON_COUNTER(name, field, gauge, label)                                \
+	fprintf(out, "    \"" #field "\": %" PRIu64 ",\n", c[PLX_##name]);
+	PLI_COUNTERS(JSON_COUNTER)
+#undef JSON_COUNTER
 	fprintf(out, "    \"buckets\": %" PRIu64 ",\n", h->buckets);
-	fprintf(out, "    \"threads_parked_now\": %" PRIu64 ",\n",
-	    c[PLX_PARKED_NOW]);
 	fprintf(out, "    \"max_queue_len\": %" PRIu64 "\n", sn->maxq);
 	fprintf(out, "  },\n");
 	fprintf(out, "  \"table\": {\n");
