@@ -260,14 +260,14 @@ wake(pl_cond_t *c, bool all, const char *func)
 	return r;
 }
 
-bool
+PLI_COLD bool
 pl__cond_signal_slow(pl_cond_t *c)
 {
 	pl_unpark_result_t r = wake(c, false, "pl_cond_signal");
 	return r.unparked + r.requeued != 0;
 }
 
-size_t
+PLI_COLD size_t
 pl__cond_broadcast_slow(pl_cond_t *c)
 {
 	pl_unpark_result_t r = wake(c, true, "pl_cond_broadcast");

@@ -182,7 +182,7 @@ run_abandoned(void *arg)
 	finish_run(arg, 0);
 }
 
-void
+PLI_COLD void
 pl__once_slow(pl_once_t *o, void (*fn)(void *arg), void *arg)
 {
 	unsigned char s = __atomic_load_n(&o->state, __ATOMIC_ACQUIRE);

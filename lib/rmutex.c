@@ -71,7 +71,7 @@ pl_rmutex_init(pl_rmutex_t *m)
 /* Reached when the fast path's CAS on lock failed: either another thread
  * owns m (wait for it), or the caller does and the count is at UINT_MAX
  * (abort: lock returns void, so there is no way to report it). */
-void
+PLI_COLD void
 pl__rmutex_lock_slow(pl_rmutex_t *m)
 {
 	uintptr_t self = pl__rmutex_self();

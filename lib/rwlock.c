@@ -189,7 +189,7 @@ rd_timed_out(void *ctx, const void *addr, bool was_last)
 		    __ATOMIC_RELAXED);
 }
 
-int
+PLI_COLD int
 pl__rwlock_rdlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 {
 	struct pli_spinner sp;
@@ -292,7 +292,7 @@ rd_handoff_callback(pl_unpark_result_t r, void *ctx)
 	return handoff ? PL_UNPARK_TOKEN_HANDOFF : PL_UNPARK_TOKEN_DEFAULT;
 }
 
-void
+PLI_COLD void
 pl__rwlock_rdunlock_slow(pl_rwlock_t *l)
 {
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
@@ -402,7 +402,7 @@ wr_timed_out(void *ctx, const void *addr, bool was_last)
 	w->let_readers_in = (s & RPARKED) && !(s & WRITER);
 }
 
-int
+PLI_COLD int
 pl__rwlock_wrlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 {
 	struct pli_spinner sp;
@@ -497,7 +497,7 @@ wr_handoff_callback(pl_unpark_result_t r, void *ctx)
 	return handoff ? PL_UNPARK_TOKEN_HANDOFF : PL_UNPARK_TOKEN_DEFAULT;
 }
 
-void
+PLI_COLD void
 pl__rwlock_wrunlock_slow(pl_rwlock_t *l)
 {
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
