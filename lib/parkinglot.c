@@ -399,37 +399,33 @@ wake_list(struct waiter *w)
 	}
 }
 
-/* What a waker dequeued, for the statistics: gathered and added to the
- * counters under the bucket lock, so that the counters never lag behind
- * the queues that other threads can see. */
-struct tally {
-	uint64_t now; /* when the waiters were dequeued */
-	uint64_t woken, handoffs, wait_ns;
-};
-
-/* Mark w dequeued with its token, under its bucket lock. */
-static inline void
-release_waiter(struct waiter *w, uintptr_t token, struct tally *t)
+/*
+ * The step every unpark ends with, under the bucket lock: give each
+ * waiter of list (dequeued at now, linked by wake_next) its unpark token,
+ * and count them there, so that the counters never lag behind the queues
+ * that other threads can see.  Returns how many.  The caller then unlocks
+ * and wakes the list.
+ */
+static size_t
+release_list(struct waiter *list, uintptr_t token, uint64_t now)
 {
-	w->unpark_token = token;
-	w->queued = false;
-	t->woken++;
-	t->wait_ns += t->now - w->enqueue_ns;
-	pli_event_wait(w->addr, t->now - w->enqueue_ns);
+	uint64_t n = 0, wait_ns = 0;
+	for (struct waiter *w = list; w; w = w->wake_next) {
+		uint64_t waited = now - w->enqueue_ns;
+		w->unpark_token = token;
+		w->queued = false;
+		wait_ns += waited;
+		n++;
+		pli_event_wait(w->addr, waited);
+	}
+	if (n == 0)
+		return 0;
+	pli_stat_add(PLI_UNPARKS, n);
+	pli_stat_add(PLI_PARKED_NOW, -n);
+	pli_stat_add(PLI_WAIT_NS, wait_ns);
 	if (token == PL_UNPARK_TOKEN_HANDOFF)
-		t->handoffs++;
-}
-
-static void
-tally_commit(const struct tally *t)
-{
-	if (t->woken == 0)
-		return;
-	pli_stat_add(PLI_UNPARKS, t->woken);
-	pli_stat_add(PLI_PARKED_NOW, -t->woken);
-	pli_stat_add(PLI_WAIT_NS, t->wait_ns);
-	if (t->handoffs)
-		pli_stat_add(PLI_FAIR_HANDOFFS, t->handoffs);
+		pli_stat_add(PLI_FAIR_HANDOFFS, n);
+	return (size_t)n;
 }
 
 /* ---- per-thread records and growth ----------------------------------- */
@@ -835,46 +831,40 @@ pl_unpark_one(const void *addr,
     uintptr_t (*callback)(pl_unpark_result_t r, void *ctx), void *ctx)
 {
 	pl_unpark_result_t r = { 0, 0, false, false };
-	struct tally t = { 0 };
+	uint64_t now = 0;
 	struct bucket *b = lock_bucket(addr);
 	struct waiter **link;
 	struct waiter *w = find_queue(b, addr, &link);
 	if (w) {
 		unlink_waiter(link, w);
+		w->wake_next = NULL;
 		r.unparked = 1;
 		r.have_more = *link != NULL && (*link)->addr == addr;
-		t.now = pli_now_ns();
-		r.be_fair = fair_due(b, t.now);
+		now = pli_now_ns();
+		r.be_fair = fair_due(b, now);
 	}
 	uintptr_t token = callback ? callback(r, ctx) : PL_UNPARK_TOKEN_DEFAULT;
-	if (w)
-		release_waiter(w, token, &t);
-	tally_commit(&t);
+	release_list(w, token, now);
 	bucket_unlock(b);
-	if (w)
-		wake(w);
+	wake_list(w);
 	return r;
 }
 
 size_t
 pl_unpark_all(const void *addr, uintptr_t token)
 {
-	struct tally t = { 0 };
 	struct bucket *b = lock_bucket(addr);
 	struct waiter **link;
 	struct waiter *q = find_queue(b, addr, &link);
 	if (q) {
 		*link = q->next_queue;
-		t.now = pli_now_ns();
-		for (struct waiter *w = q; w; w = w->next) {
+		for (struct waiter *w = q; w; w = w->next)
 			w->wake_next = w->next;
-			release_waiter(w, token, &t);
-		}
 	}
-	tally_commit(&t);
+	size_t n = release_list(q, token, q ? pli_now_ns() : 0);
 	bucket_unlock(b);
 	wake_list(q);
-	return (size_t)t.woken;
+	return n;
 }
 
 pl_unpark_result_t
@@ -884,7 +874,7 @@ pl_unpark_filter(const void *addr,
 {
 	pl_unpark_result_t r = { 0, 0, false, false };
 	struct waiter *woken = NULL, **woken_tail = &woken;
-	struct tally t = { 0 };
+	uint64_t now = 0;
 	struct bucket *b = lock_bucket(addr);
 	struct waiter **link;
 	struct waiter *w = find_queue(b, addr, &link);
@@ -905,13 +895,11 @@ pl_unpark_filter(const void *addr,
 	}
 	r.have_more = *link != NULL && (*link)->addr == addr;
 	if (r.unparked) {
-		t.now = pli_now_ns();
-		r.be_fair = fair_due(b, t.now);
+		now = pli_now_ns();
+		r.be_fair = fair_due(b, now);
 	}
 	uintptr_t token = callback ? callback(r, ctx) : PL_UNPARK_TOKEN_DEFAULT;
-	for (w = woken; w; w = w->wake_next)
-		release_waiter(w, token, &t);
-	tally_commit(&t);
+	release_list(woken, token, now);
 	bucket_unlock(b);
 	wake_list(woken);
 	return r;
@@ -930,7 +918,7 @@ requeue(const void *from, const void *to, pl_requeue_op_t (*validate)(void *),
     void *ctx)
 {
 	pl_unpark_result_t r = { 0, 0, false, false };
-	struct tally t = { 0 };
+	uint64_t now = 0;
 	struct bucket *bf, *bt;
 	lock_bucket_pair(from, to, &bf, &bt);
 	struct waiter **link;
@@ -954,6 +942,7 @@ requeue(const void *from, const void *to, pl_requeue_op_t (*validate)(void *),
 	    (op == PL_REQUEUE_ONE_REQUEUE_REST || op == PL_REQUEUE_ONE)) {
 		woken = head;
 		unlink_waiter(link, head);
+		woken->wake_next = NULL;
 		head = *link != NULL && (*link)->addr == from ? *link : NULL;
 		r.unparked = 1;
 	}
@@ -993,21 +982,18 @@ requeue(const void *from, const void *to, pl_requeue_op_t (*validate)(void *),
 	if (first)
 		len = append(bt, to, first, last, r.requeued);
 	if (woken) {
-		t.now = pli_now_ns();
-		r.be_fair = fair_due(bf, t.now);
+		now = pli_now_ns();
+		r.be_fair = fair_due(bf, now);
 	}
 	uintptr_t utoken =
 	    callback ? callback(op, r, ctx) : PL_UNPARK_TOKEN_DEFAULT;
-	if (woken)
-		release_waiter(woken, utoken, &t);
-	tally_commit(&t);
+	release_list(woken, utoken, now);
 	if (r.requeued) {
 		pli_stat_add(PLI_REQUEUES, r.requeued);
 		pli_stat_max_queue(len);
 	}
 	unlock_bucket_pair(bf, bt);
-	if (woken)
-		wake(woken);
+	wake_list(woken);
 	if (r.requeued)
 		pli_event_requeue(from, to, r.requeued, len);
 	return r;
