@@ -48,6 +48,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -68,11 +69,25 @@
 #include "stats.h"
 #include "tuning.h"
 
+/* The counters page that the object holds is the library's (stats.h). */
+_Static_assert(PLI_STRIPES == PLX_NSTRIPES, "stripes");
+_Static_assert(sizeof(struct pli_stripe) == PLX_STRIPE_SIZE, "stripe size");
+_Static_assert((int)PLI_NSTATS == (int)PLX_NCOUNTERS, "counters");
+_Static_assert(offsetof(struct pli_counters, max_queue_len) == PLX_MAXQ_OFF,
+    "max_queue_len");
+_Static_assert(
+    offsetof(struct pli_counters, resets) == PLX_RESETS_OFF, "resets");
+_Static_assert(
+    offsetof(struct pli_counters, reset_ns) == PLX_RESET_NS_OFF, "reset_ns");
+_Static_assert(sizeof(struct pli_counters) >= PLX_COUNTERS_BYTES &&
+        sizeof(struct pli_counters) <= PLX_COUNTERS_MAX,
+    "size");
+
 static bool exporting; /* guarded by export_lock; hooks see pli_observer */
 
 static pthread_mutex_t export_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct plx_shm *shm; /* the region the object is mapped at */
-static size_t page_size;    /* 0: the counters page cannot be moved */
+static bool atfork_registered;
 static bool exit_registered;
 static bool keep_object; /* PARKINGLOT_STATS_KEEP names this pid */
 static pid_t shm_pid;    /* the process that created the object */
@@ -197,12 +212,60 @@ slot_of(struct plx_shm *s, const void *addr, bool claim)
 	return NULL;
 }
 
+/* ---- following the resets -------------------------------------------- */
+
+/*
+ * The tables follow the last pl_stats_reset (export.h, tables_resets).
+ * The statistics own the resets count, in the counters page, and never
+ * call this file: when a hook finds that the count has moved on, it
+ * clears the histograms, the slots' figures (a slot keeps its address
+ * and its queue), the overflow fields and the peak, and only then says
+ * which reset the tables now follow, so that a reader sees the old
+ * figures as 0 meanwhile.  Hooks that run at the same moment may clear
+ * them too, or add a count that the clearing loses: the tables are
+ * approximate as they are.
+ */
+static void
+follow_resets(struct plx_shm *s)
+{
+	uint64_t want = plx_counter_word(s, PLX_RESETS_OFF);
+	if (__builtin_expect(
+	        __atomic_load_n(&s->h.tables_resets, __ATOMIC_RELAXED) == want,
+	        1))
+		return;
+	for (size_t i = 0; i < PLX_NSTRIPES; i++) {
+		for (size_t b = 0; b < PLX_QBINS; b++)
+			__atomic_store_n(
+			    &s->hist[i].queue[b], 0, __ATOMIC_RELAXED);
+		for (size_t b = 0; b < PLX_WBINS; b++)
+			__atomic_store_n(
+			    &s->hist[i].wait[b], 0, __ATOMIC_RELAXED);
+	}
+	for (size_t i = 0; i < PLX_NSLOTS; i++) {
+		struct plx_slot *sl = &s->slots[i];
+		__atomic_store_n(&sl->parks, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&sl->waits, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&sl->wait_ns, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&sl->requeued_in, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&sl->max_queue, 0, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&s->h.overflow_parks, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->h.overflow_waits, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->h.overflow_wait_ns, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->h.overflow_requeued, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->h.threads_peak,
+	    __atomic_load_n(&s->h.threads_live, __ATOMIC_RELAXED),
+	    __ATOMIC_RELAXED);
+	__atomic_store_n(&s->h.tables_resets, want, __ATOMIC_RELEASE);
+}
+
 /* ---- the hooks (see export.h) ----------------------------------------- */
 
 static void
 export_park(const void *addr, size_t len)
 {
 	struct plx_shm *s = cur_shm();
+	follow_resets(s);
 	add64(&s->hist[pli_stat_stripe()].queue[qbin(len)], 1);
 	struct plx_slot *sl = slot_of(s, addr, true);
 	if (sl) {
@@ -220,6 +283,7 @@ static void
 export_wait(const void *addr, uint64_t waited_ns)
 {
 	struct plx_shm *s = cur_shm();
+	follow_resets(s);
 	add64(&s->hist[pli_stat_stripe()].wait[wbin(waited_ns)], 1);
 	struct plx_slot *sl = slot_of(s, addr, true);
 	if (sl) {
@@ -236,6 +300,7 @@ static void
 export_requeue(const void *from, const void *to, size_t n, size_t len)
 {
 	struct plx_shm *s = cur_shm();
+	follow_resets(s);
 	struct plx_slot *sl = slot_of(s, from, false);
 	if (sl)
 		__atomic_fetch_sub(
@@ -255,6 +320,7 @@ static void
 export_thread(bool created)
 {
 	struct plx_shm *s = cur_shm();
+	follow_resets(s);
 	if (created)
 		add64(&s->h.threads_total, 1);
 	refresh_table(s);
@@ -266,101 +332,6 @@ static const struct pli_observer observer = {
 	.thread = export_thread,
 	.requeue = export_requeue,
 };
-
-/* ---- moving the counters page ----------------------------------------- */
-
-#define NWORDS (PLX_COUNTERS_BYTES / 8)
-#define MAXQ_WORD (PLX_MAXQ_OFF / 8)
-
-/* How the new backing gets mapped over the counters page. */
-struct install {
-	int fd;     /* >= 0: the object, at PLX_COUNTERS_OFF */
-	void *anon; /* else: a shared anonymous page to duplicate */
-};
-
-static int
-install(const struct install *in, void *page)
-{
-	void *p;
-	if (in->fd >= 0)
-		p = mmap(page, page_size, PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_FIXED, in->fd, (off_t)PLX_COUNTERS_OFF);
-	else
-		p = mremap(in->anon, 0, page_size,
-		    MREMAP_MAYMOVE | MREMAP_FIXED, page);
-	return p == MAP_FAILED ? errno : 0;
-}
-
-/*
- * Move the counters page onto the shared memory that dst shows (a view
- * of it at another address), exactly, while other threads keep adding.
- * Called with export_lock held.
- */
-static int
-move_counters(uint64_t *dst, const struct install *in)
-{
-	uint64_t *page = pli_counters_page();
-	uint64_t snap[NWORDS];
-	/* A second view of the current (shared) backing. */
-	uint64_t *old = mremap(page, 0, page_size, MREMAP_MAYMOVE);
-	if (old == MAP_FAILED)
-		return errno;
-	for (size_t i = 0; i < NWORDS; i++) {
-		snap[i] = __atomic_load_n(&old[i], __ATOMIC_RELAXED);
-		__atomic_store_n(&dst[i], snap[i], __ATOMIC_RELAXED);
-	}
-	int err = install(in, page);
-	if (err) {
-		/* A failed MAP_FIXED may have unmapped the page: put the
-		 * old backing back, or the next count would fault. */
-		if (mremap(old, 0, page_size, MREMAP_MAYMOVE | MREMAP_FIXED,
-		        page) == MAP_FAILED)
-			pli_fatal("libparkinglot: cannot restore the "
-			          "statistics page: %s",
-			    strerror(errno));
-		munmap(old, page_size);
-		return err;
-	}
-	/* From here on every add lands in the new backing; what reached the
-	 * old one since the copy is added now.  Counters wrap (the gauge
-	 * goes down too), so a plain difference is right; max_queue_len is
-	 * a maximum. */
-	for (size_t i = 0; i < NWORDS; i++) {
-		uint64_t v = __atomic_load_n(&old[i], __ATOMIC_RELAXED);
-		if (i == MAXQ_WORD)
-			max64(&page[i], v);
-		else if (v != snap[i])
-			add64(&page[i], v - snap[i]);
-	}
-	munmap(old, page_size);
-	return 0;
-}
-
-/* A fresh shared anonymous counters page, zeroed or with the current
- * values; only while no other thread can count (load, fork child). */
-static bool
-share_counters_quiet(bool zero)
-{
-	void *page = pli_counters_page();
-	unsigned char save[PLX_COUNTERS_BYTES];
-	memcpy(save, page, sizeof save);
-	if (mmap(page, page_size, PROT_READ | PROT_WRITE,
-	        MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
-		/* Keep counting in private memory; no export. */
-		if (mmap(page, page_size, PROT_READ | PROT_WRITE,
-		        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
-		        0) == MAP_FAILED)
-			pli_fatal("libparkinglot: cannot map the statistics "
-			          "page: %s",
-			    strerror(errno));
-		if (!zero)
-			memcpy(page, save, sizeof save);
-		return false;
-	}
-	if (!zero)
-		memcpy(page, save, sizeof save);
-	return true;
-}
 
 /* ---- starting and stopping -------------------------------------------- */
 
@@ -429,6 +400,9 @@ is_stale(const char *name)
 }
 
 static void export_exit(void);
+static void atfork_prepare(void);
+static void atfork_parent(void);
+static void atfork_child(void);
 
 /* With export_lock held. */
 static int
@@ -436,7 +410,8 @@ export_start(void)
 {
 	if (exporting)
 		return 0;
-	if (page_size == 0)
+	long ps = sysconf(_SC_PAGESIZE);
+	if (ps <= 0 || (size_t)ps > PLX_COUNTERS_MAX)
 		return ENOTSUP;
 	pid_t pid = getpid();
 	shm_pid = pid;
@@ -474,7 +449,6 @@ export_start(void)
 	keep_object = env_keep();
 	h->keep = keep_object;
 	h->start_ns = pli_now_ns();
-	h->reset_ns = h->start_ns;
 	h->start_realtime_ns = now_realtime_ns();
 	h->counters_off = PLX_COUNTERS_OFF;
 	h->nstripes = PLX_NSTRIPES;
@@ -486,9 +460,8 @@ export_start(void)
 	h->nslots = PLX_NSLOTS;
 	fill_command(h);
 	refresh_table(s);
-	struct install in = { fd, NULL };
-	err = move_counters(
-	    (uint64_t *)((unsigned char *)s + PLX_COUNTERS_OFF), &in);
+	err = pli_stats_attach(
+	    fd, (long)PLX_COUNTERS_OFF, (unsigned char *)s + PLX_COUNTERS_OFF);
 	if (err) {
 		if (shm)
 			mmap(s, PLX_SIZE, PROT_READ | PROT_WRITE,
@@ -497,11 +470,16 @@ export_start(void)
 			munmap(s, PLX_SIZE);
 		goto fail;
 	}
+	/* The tables start empty: they follow the resets so far. */
+	h->tables_resets = plx_counter_word(s, PLX_RESETS_OFF);
 	close(fd);
 	__atomic_store_n(&shm, s, __ATOMIC_RELEASE);
 	__atomic_store_n(&h->magic, PLX_MAGIC, __ATOMIC_RELEASE);
 	if (!exit_registered)
 		exit_registered = atexit(export_exit) == 0;
+	if (!atfork_registered)
+		atfork_registered = pthread_atfork(atfork_prepare,
+		                        atfork_parent, atfork_child) == 0;
 	exporting = true;
 	__atomic_store_n(&pli_observer, &observer, __ATOMIC_RELEASE);
 	return 0;
@@ -517,13 +495,7 @@ export_stop(void)
 {
 	if (!exporting)
 		return 0;
-	void *t = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
-	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (t == MAP_FAILED)
-		return errno;
-	struct install in = { -1, t };
-	int err = move_counters(t, &in);
-	munmap(t, page_size); /* the counters page keeps it alive */
+	int err = pli_stats_detach();
 	if (err)
 		return err;
 	exporting = false;
@@ -700,6 +672,7 @@ export_exit(void)
 	 * calls exit() runs its parent's exit handlers. */
 	if (exporting && getpid() == shm_pid) {
 		struct plx_shm *s = cur_shm();
+		follow_resets(s);
 		refresh_table(s);
 		/* Not the tuning: reading it here would read the topology
 		 * in a program that never contended; each park refreshes
@@ -724,43 +697,6 @@ pl_stats_export(bool on)
 	pthread_mutex_unlock(&export_lock);
 	errno = saved_errno;
 	return err;
-}
-
-void
-pli_export_reset(void)
-{
-	pthread_mutex_lock(&export_lock);
-	pli_stats_zero();
-	if (exporting) {
-		struct plx_shm *s = cur_shm();
-		for (size_t i = 0; i < PLX_NSTRIPES; i++) {
-			for (size_t b = 0; b < PLX_QBINS; b++)
-				__atomic_store_n(
-				    &s->hist[i].queue[b], 0, __ATOMIC_RELAXED);
-			for (size_t b = 0; b < PLX_WBINS; b++)
-				__atomic_store_n(
-				    &s->hist[i].wait[b], 0, __ATOMIC_RELAXED);
-		}
-		/* Addresses keep their slot and name, and their queues. */
-		for (size_t i = 0; i < PLX_NSLOTS; i++) {
-			struct plx_slot *sl = &s->slots[i];
-			__atomic_store_n(&sl->parks, 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&sl->waits, 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&sl->wait_ns, 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&sl->requeued_in, 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&sl->max_queue, 0, __ATOMIC_RELAXED);
-		}
-		__atomic_store_n(&s->h.overflow_parks, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->h.overflow_waits, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->h.overflow_wait_ns, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->h.overflow_requeued, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->h.threads_peak,
-		    __atomic_load_n(&s->h.threads_live, __ATOMIC_RELAXED),
-		    __ATOMIC_RELAXED);
-		__atomic_store_n(
-		    &s->h.reset_ns, pli_now_ns(), __ATOMIC_RELAXED);
-	}
-	pthread_mutex_unlock(&export_lock);
 }
 
 /* ---- fork and load ---------------------------------------------------- */
@@ -790,10 +726,6 @@ atfork_child(void)
 	bool was_on = exporting;
 	exporting = false;
 	__atomic_store_n(&pli_observer, NULL, __ATOMIC_RELAXED);
-	if (page_size && !share_counters_quiet(true))
-		page_size = 0;
-	if (page_size == 0)
-		memset(pli_counters_page(), 0, PLX_COUNTERS_BYTES);
 	if (shm)
 		mmap(shm, PLX_SIZE, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
@@ -802,19 +734,10 @@ atfork_child(void)
 	pthread_mutex_unlock(&export_lock);
 }
 
+/* At load: one getenv, and nothing more unless PARKINGLOT_STATS asks. */
 __attribute__((constructor)) static void
 export_load(void)
 {
-	long ps = sysconf(_SC_PAGESIZE);
-	uintptr_t page = (uintptr_t)pli_counters_page();
-	if (ps > 0 && (size_t)ps <= PLX_COUNTERS_MAX &&
-	    page % (size_t)ps == 0) {
-		page_size = (size_t)ps;
-		if (!share_counters_quiet(false))
-			page_size = 0;
-	}
-	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-
 	const char *e = getenv(PLX_ENV);
 	if (e == NULL || *e == '\0' || strcmp(e, "0") == 0)
 		return;

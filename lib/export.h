@@ -44,7 +44,10 @@
 #include "counters.h"
 
 #define PLX_MAGIC UINT64_C(0x0053544154534c50) /* "PLSTATS\0" */
-#define PLX_VERSION 2 /* 2: the library names nothing (see plx_slot) */
+/* 2: the library names nothing (see plx_slot); 3: the resets count and
+ * time are in the counters page (the library's statistics own them), and
+ * the exported tables say which reset they follow (tables_resets). */
+#define PLX_VERSION 3
 
 #define PLX_NAME_FMT "/parkinglot.%ld"       /* shm_open name, from the pid */
 #define PLX_ENV "PARKINGLOT_STATS"           /* 1: export from load on */
@@ -66,7 +69,11 @@
 enum plx_counter { PLI_COUNTERS(PLX_COUNTER_ENUM) PLX_NCOUNTERS };
 #undef PLX_COUNTER_ENUM
 #define PLX_MAXQ_OFF (PLX_NSTRIPES * PLX_STRIPE_SIZE)
-#define PLX_COUNTERS_BYTES (PLX_MAXQ_OFF + 8)
+/* Then the count of pl_stats_reset calls and the CLOCK_MONOTONIC time of
+ * the last (0: none), two uint64_t. */
+#define PLX_RESETS_OFF (PLX_MAXQ_OFF + 8)
+#define PLX_RESET_NS_OFF (PLX_MAXQ_OFF + 16)
+#define PLX_COUNTERS_BYTES (PLX_MAXQ_OFF + 24)
 
 /* Histogram of the queue length seen by each park (the length of the
  * address's queue once the parking thread is in it): bin 0 is 1, bin
@@ -103,8 +110,13 @@ struct plx_header {
 	uint32_t keep;              /* 1: left at exit for parkstat to remove */
 	uint64_t start_ns;          /* CLOCK_MONOTONIC when the export began */
 	uint64_t start_realtime_ns; /* CLOCK_REALTIME, the same moment */
-	uint64_t reset_ns; /* CLOCK_MONOTONIC of the last pl_stats_reset */
-	uint64_t end_ns;   /* CLOCK_MONOTONIC at exit, 0 before */
+	/* The resets count (PLX_RESETS_OFF) that the histograms, the slots'
+	 * figures and the overflow and peak fields below follow.  A reset
+	 * changes the count; the library clears those figures when it next
+	 * sees the change, and until then they read as 0 (plx_tables_current
+	 * says which). */
+	uint64_t tables_resets;
+	uint64_t end_ns; /* CLOCK_MONOTONIC at exit, 0 before */
 	/* The counters page, for readers to check against the macros. */
 	uint32_t counters_off, nstripes, stripe_size, ncounters, maxq_off;
 	uint32_t qbins, wbins, nslots;
@@ -163,6 +175,29 @@ struct plx_shm {
 _Static_assert(sizeof(struct plx_shm) <= PLX_COUNTERS_OFF,
     "struct plx_shm overlaps the counters page");
 _Static_assert(sizeof(struct plx_slot) == 64, "plx_slot layout");
+
+/* The counters page of the object s, as an array of words. */
+static inline const uint64_t *
+plx_counters_page(const struct plx_shm *s)
+{
+	return (const uint64_t *)(const void *)((const unsigned char *)s +
+	    PLX_COUNTERS_OFF);
+}
+
+static inline uint64_t
+plx_counter_word(const struct plx_shm *s, size_t off)
+{
+	return __atomic_load_n(
+	    &plx_counters_page(s)[off / 8], __ATOMIC_ACQUIRE);
+}
+
+/* Whether the tables of s follow the last reset (else read them as 0). */
+static inline bool
+plx_tables_current(const struct plx_shm *s)
+{
+	return __atomic_load_n(&s->h.tables_resets, __ATOMIC_ACQUIRE) ==
+	    plx_counter_word(s, PLX_RESETS_OFF);
+}
 
 /* Of a maps line: its range, whether it is a file's own (private)
  * mapping, as ELF segments are, and its path ("" for anonymous memory;

@@ -626,11 +626,13 @@ atfork_prepare(void)
 {
 	fork_table = lock_current_table();
 	word_lock(&spare_lock);
+	pli_stats_fork_prepare();
 }
 
 static void
 atfork_parent(void)
 {
+	pli_stats_fork_parent();
 	word_unlock(&spare_lock);
 	unlock_all(fork_table);
 }
@@ -648,6 +650,7 @@ atfork_child(void)
 	}
 	spare_lock = 0;
 	live_threads = self ? 1 : 0;
+	pli_stats_fork_child();
 	pli_tuning_forked();
 }
 
@@ -762,6 +765,7 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 		return res;
 	}
 	pli_tuning_kick(); /* the first park starts the refinement */
+	pli_stats_ready(); /* the first maps the counters: not under a lock */
 	struct waiter fallback;
 	struct waiter *w = get_self(&fallback);
 	if (__atomic_load_n(&w->futex, __ATOMIC_RELAXED) != 0)

@@ -159,7 +159,8 @@ struct snap {
 	struct plx_shm s; /* a word-by-word copy */
 	uint64_t c[PLX_NCOUNTERS];
 	uint64_t maxq;
-	uint64_t now_ns; /* CLOCK_MONOTONIC when read */
+	uint64_t reset_ns; /* of the last pl_stats_reset, 0: none */
+	uint64_t now_ns;   /* CLOCK_MONOTONIC when read */
 };
 
 static uint64_t
@@ -182,6 +183,21 @@ copy_words(void *dst, const volatile void *src, size_t n)
 		d[i] = __atomic_load_n(&s[i], __ATOMIC_ACQUIRE);
 }
 
+/* Tables that do not follow the last reset yet read as 0 (export.h). */
+static void
+clear_tables(struct plx_shm *s)
+{
+	memset(s->hist, 0, sizeof s->hist);
+	for (size_t i = 0; i < PLX_NSLOTS; i++) {
+		struct plx_slot *sl = &s->slots[i];
+		sl->parks = sl->waits = sl->wait_ns = 0;
+		sl->requeued_in = sl->max_queue = 0;
+	}
+	s->h.overflow_parks = s->h.overflow_waits = 0;
+	s->h.overflow_wait_ns = s->h.overflow_requeued = 0;
+	s->h.threads_peak = s->h.threads_live;
+}
+
 static void
 take_snap(const struct source *src, struct snap *sn)
 {
@@ -199,6 +215,12 @@ take_snap(const struct source *src, struct snap *sn)
 	}
 	sn->maxq = __atomic_load_n(
 	    (const uint64_t *)(cp + PLX_MAXQ_OFF), __ATOMIC_RELAXED);
+	sn->reset_ns = __atomic_load_n(
+	    (const uint64_t *)(cp + PLX_RESET_NS_OFF), __ATOMIC_RELAXED);
+	uint64_t resets = __atomic_load_n(
+	    (const uint64_t *)(cp + PLX_RESETS_OFF), __ATOMIC_ACQUIRE);
+	if (sn->s.h.tables_resets != resets)
+		clear_tables(&sn->s);
 	sn->now_ns = mono_ns();
 }
 
@@ -564,7 +586,9 @@ build(struct report *r, const struct snap *sn, const struct snap *prev)
 			r->whist[b] += s->hist[i].wait[b];
 	}
 	uint64_t end = s->h.end_ns ? s->h.end_ns : sn->now_ns;
-	r->elapsed_ns = end > s->h.reset_ns ? end - s->h.reset_ns : 0;
+	uint64_t from =
+	    sn->reset_ns > s->h.start_ns ? sn->reset_ns : s->h.start_ns;
+	r->elapsed_ns = end > from ? end - from : 0;
 
 	r->rows = calloc(PLX_NSLOTS, sizeof *r->rows);
 	if (r->rows == NULL)
@@ -795,7 +819,7 @@ print_text(FILE *out, const struct report *r)
 	const uint64_t *c = sn->c;
 	char b1[32], b2[32], b3[32], end[96];
 	describe_end(end, sizeof end, r);
-	bool reset = h->reset_ns != h->start_ns;
+	bool reset = sn->reset_ns != 0;
 	fprintf(out, "parkstat: process %" PRId64 " %s; %s of statistics%s\n",
 	    h->pid, end, fmt_ns(b1, sizeof b1, (double)r->elapsed_ns),
 	    reset ? " since the last pl_stats_reset" : "");
@@ -1026,8 +1050,8 @@ print_json(FILE *out, const struct report *r)
 	if (r->ended && WIFSIGNALED(r->status))
 		fprintf(out, "  \"signal\": %d,\n", WTERMSIG(r->status));
 	fprintf(out, "  \"elapsed_ns\": %" PRIu64 ",\n", r->elapsed_ns);
-	fprintf(out, "  \"reset\": %s,\n",
-	    h->reset_ns != h->start_ns ? "true" : "false");
+	fprintf(
+	    out, "  \"reset\": %s,\n", sn->reset_ns != 0 ? "true" : "false");
 	if (r->prev)
 		fprintf(out, "  \"interval_ns\": %" PRIu64 ",\n",
 		    sn->now_ns - r->prev->now_ns);
