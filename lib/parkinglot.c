@@ -523,8 +523,8 @@ record_get(void)
 	return (struct waiter *)b;
 }
 
-static struct bucket *leave_queue(
-    struct waiter *w, const void **addr, uint64_t *waited);
+static bool leave_queue(struct waiter *w,
+    void (*timed_out)(void *ctx, const void *addr, bool was_last), void *ctx);
 
 static void
 self_destroy(void *p)
@@ -566,15 +566,8 @@ self_destroy(void *p)
 	 * that bucket locked for good, as POSIX allows asynchronous
 	 * cancellation only in async-cancel-safe code. */
 	struct waiter *w = p;
-	if (__atomic_load_n(&w->futex, __ATOMIC_ACQUIRE) != 0) {
-		const void *a;
-		uint64_t waited;
-		struct bucket *b = leave_queue(w, &a, &waited);
-		if (b) {
-			bucket_unlock(b);
-			pli_event_wait(a, waited);
-		}
-	}
+	if (__atomic_load_n(&w->futex, __ATOMIC_ACQUIRE) != 0)
+		(void)leave_queue(w, NULL, NULL);
 	self = NULL;
 	spare_push(w);
 	__atomic_fetch_sub(&live_threads, 1, __ATOMIC_RELAXED);
@@ -724,32 +717,41 @@ sleep_on(struct waiter *w, const struct timespec *deadline, bool watch)
 	return 0;
 }
 
-/* The park of w ends without an unpark: its deadline passed, or its
- * thread is exiting.  If w is still queued, take it out and count the
- * park as timed out: returns its bucket, still locked, with the address
- * it was queued on and how long it waited.  Otherwise a waker has
- * dequeued it and will set its wake word right after unlocking the
- * bucket: wait for that, so that no late write lands on a later park
- * (or the record's next owner), and return NULL. */
-static struct bucket *
-leave_queue(struct waiter *w, const void **addr, uint64_t *waited)
+/*
+ * The park of w ends without an unpark: its deadline passed, or its
+ * thread is exiting.  If w is still queued, take it out, count the park
+ * as timed out, call timed_out (if any) with the bucket still locked, as
+ * pl_park promises, and return true.  Otherwise a waker has dequeued it
+ * and will set its wake word right after unlocking the bucket: wait for
+ * that, so that no late write lands on a later park (or the record's next
+ * owner), and return false: the park was an unpark after all.
+ */
+static bool
+leave_queue(struct waiter *w,
+    void (*timed_out)(void *ctx, const void *addr, bool was_last), void *ctx)
 {
-	struct bucket *b = lock_waiter_bucket(w, addr);
-	if (w->queued) {
-		struct waiter **link;
-		find_queue(b, *addr, &link);
-		unlink_waiter(link, w);
-		w->queued = false;
-		__atomic_store_n(&w->futex, 0, __ATOMIC_RELAXED);
-		*waited = pli_now_ns() - w->enqueue_ns;
-		pli_stat_add(PLI_TIMEOUTS, 1);
-		pli_stat_add(PLI_PARKED_NOW, (uint64_t)-1);
-		pli_stat_add(PLI_WAIT_NS, *waited);
-		return b;
+	const void *addr;
+	struct bucket *b = lock_waiter_bucket(w, &addr);
+	if (!w->queued) {
+		bucket_unlock(b);
+		sleep_on(w, NULL, false);
+		return false;
 	}
+	struct waiter **link;
+	find_queue(b, addr, &link);
+	unlink_waiter(link, w);
+	w->queued = false;
+	stack_park.on = false; /* out of every queue, whatever its record */
+	__atomic_store_n(&w->futex, 0, __ATOMIC_RELAXED);
+	uint64_t waited = pli_now_ns() - w->enqueue_ns;
+	pli_stat_add(PLI_TIMEOUTS, 1);
+	pli_stat_add(PLI_PARKED_NOW, (uint64_t)-1);
+	pli_stat_add(PLI_WAIT_NS, waited);
+	if (timed_out)
+		timed_out(ctx, addr, find_queue(b, addr, &link) == NULL);
 	bucket_unlock(b);
-	sleep_on(w, NULL, false);
-	return NULL;
+	pli_event_wait(addr, waited);
+	return true;
 }
 
 pl_park_result_t
@@ -803,23 +805,10 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 
 	/* Only the first in its queue can expect to be woken soon: the
 	 * others would watch their word for nothing (lockbench W3). */
-	if (sleep_on(w, deadline, len == 1) == ETIMEDOUT) {
-		const void *a;
-		uint64_t waited;
-		b = leave_queue(w, &a, &waited);
-		if (b) {
-			if (timed_out) {
-				struct waiter **l2;
-				timed_out(
-				    ctx, a, find_queue(b, a, &l2) == NULL);
-			}
-			if (w == &fallback)
-				stack_park.on = false;
-			bucket_unlock(b);
-			pli_event_wait(a, waited);
-			res.status = PL_PARK_TIMED_OUT;
-			return res;
-		}
+	if (sleep_on(w, deadline, len == 1) == ETIMEDOUT &&
+	    leave_queue(w, timed_out, ctx)) {
+		res.status = PL_PARK_TIMED_OUT;
+		return res;
 	}
 	if (w == &fallback)
 		stack_park.on = false;
