@@ -438,28 +438,73 @@ Test(core, requeue_one_requeue_rest, .timeout = 30)
 	join_unparked(&on_from[1], 3, 902, 1, "requeued");
 }
 
-Test(core, requeue_all, .timeout = 30)
+/*
+ * One thread parked on `to`, then three on `from`; a pl_unpark_requeue
+ * with op moves `requeued` of the three (the oldest first) behind the one
+ * and wakes nobody.  Then the wakes on `to` hand out wake_to, wake_to + 1,
+ * ... in queue order, and one pl_unpark_all gives those left on `from`
+ * wake_from.
+ */
+struct rq_behind {
+	pl_requeue_op_t op;
+	uintptr_t token;     /* what the callback returns */
+	uintptr_t on_to;     /* the park token of the one on to */
+	uintptr_t on_from;   /* that of the oldest on from (then + 1, + 2) */
+	size_t requeued;     /* the result, and the callback's view */
+	bool have_more;      /* likewise */
+	uintptr_t wake_to;   /* the first token of the wakes on to */
+	uintptr_t wake_from; /* the token of those left on from */
+	const char *what;
+};
+
+static void
+requeue_behind_one(const struct rq_behind *c)
 {
 	static char from, to;
 	struct parker on_to, on_from[3];
-	park_queue(&on_to, 1, &to, 0x30);
-	park_queue(on_from, 3, &from, 0x40);
+	park_queue(&on_to, 1, &to, c->on_to);
+	park_queue(on_from, 3, &from, c->on_from);
 
-	struct rq q = { .op = PL_REQUEUE_REQUEUE_ALL, .token = 0x55 };
+	struct rq q = { .op = c->op, .token = c->token };
 	pl_unpark_result_t r = requeue(&from, &to, &q);
-	cr_assert(q.callback_calls == 1, "callback called %u times",
-	    q.callback_calls);
-	cr_assert(q.cb_op == PL_REQUEUE_REQUEUE_ALL);
-	assert_result(q.cb_r, 0, 3, false, "callback's view");
-	assert_result(r, 0, 3, false, "REQUEUE_ALL");
-	assert_still_parked(on_from, 3, "requeued");
-	assert_queue(&from, NULL, 0, "from");
-	const uintptr_t expect[4] = { 0x30, 0x40, 0x41, 0x42 };
-	assert_queue(&to, expect, 4, "to");
+	cr_assert(q.callback_calls == 1 && q.cb_op == c->op,
+	    "callback called %u times, op %d", q.callback_calls, (int)q.cb_op);
+	assert_result(q.cb_r, 0, c->requeued, c->have_more, "callback's view");
+	assert_result(r, 0, c->requeued, c->have_more, c->what);
+	assert_still_parked(on_from, 3, "parker on from");
+	/* to: its own, then the moved ones in their order; from: the rest. */
+	size_t left = 3 - c->requeued;
+	uintptr_t on_to_now[4] = { c->on_to }, on_from_now[3];
+	for (size_t i = 0; i < c->requeued; i++)
+		on_to_now[1 + i] = c->on_from + i;
+	for (size_t i = 0; i < left; i++)
+		on_from_now[i] = c->on_from + c->requeued + i;
+	assert_queue(&from, on_from_now, left, "from");
+	assert_queue(&to, on_to_now, 1 + c->requeued, "to");
 
-	unpark_sequentially(&to, 4, 300);
-	join_unparked(&on_to, 1, 300, 0, "to");
-	join_unparked(on_from, 3, 301, 1, "requeued");
+	unpark_sequentially(&to, 1 + c->requeued, c->wake_to);
+	join_unparked(&on_to, 1, c->wake_to, 0, "to");
+	join_unparked(on_from, c->requeued, c->wake_to + 1, 1, "requeued");
+	if (left > 0) {
+		cr_assert(pl_unpark_all(&from, c->wake_from) == left);
+		join_unparked(&on_from[c->requeued], left, c->wake_from, 0,
+		    "left on from");
+	}
+}
+
+static const struct rq_behind requeue_all_case = { PL_REQUEUE_REQUEUE_ALL, 0x55,
+	0x30, 0x40, 3, false, 300, 0, "REQUEUE_ALL" };
+static const struct rq_behind requeue_one_case = { PL_REQUEUE_REQUEUE_ONE, 0x99,
+	0x70, 0x80, 1, true, 40, 8, "REQUEUE_ONE" };
+
+Test(core, requeue_all, .timeout = 30)
+{
+	requeue_behind_one(&requeue_all_case);
+}
+
+Test(core, requeue_requeue_one_moves_oldest, .timeout = 30)
+{
+	requeue_behind_one(&requeue_one_case);
 }
 
 Test(core, requeue_one_wakes_oldest_moves_none, .timeout = 30)
@@ -629,31 +674,6 @@ Test(core, requeue_token_abort_and_single_ops, .timeout = 30)
 	parker_join(&q.ps[1]);
 	rqt_finish(&q, left, 3, moved, 1);
 	assert_unparked_with(&q.ps[0], 200, "moved A");
-}
-
-Test(core, requeue_requeue_one_moves_oldest, .timeout = 30)
-{
-	static char from, to;
-	struct parker on_to, ps[3];
-	park_queue(&on_to, 1, &to, 0x70);
-	park_queue(ps, 3, &from, 0x80);
-
-	struct rq q = { .op = PL_REQUEUE_REQUEUE_ONE, .token = 0x99 };
-	pl_unpark_result_t r = requeue(&from, &to, &q);
-	cr_assert(q.callback_calls == 1 && q.cb_op == PL_REQUEUE_REQUEUE_ONE);
-	assert_result(q.cb_r, 0, 1, true, "callback's view");
-	assert_result(r, 0, 1, true, "REQUEUE_ONE");
-	assert_still_parked(ps, 3, "parker");
-	const uintptr_t on_from_expect[2] = { 0x81, 0x82 };
-	assert_queue(&from, on_from_expect, 2, "from");
-	const uintptr_t on_to_expect[2] = { 0x70, 0x80 };
-	assert_queue(&to, on_to_expect, 2, "to");
-
-	unpark_sequentially(&to, 2, 40);
-	join_unparked(&on_to, 1, 40, 0, "to");
-	join_unparked(ps, 1, 41, 0, "requeued");
-	cr_assert(pl_unpark_all(&from, 8) == 2);
-	join_unparked(&ps[1], 2, 8, 0, "left on from");
 }
 
 Test(core, requeue_null_validate_is_one_requeue_rest, .timeout = 30)

@@ -172,17 +172,19 @@ victim_main(void *arg)
 	return NULL;
 }
 
-/* Start the n victims one after another, each only once it is verifiably
- * queued behind those before it on its address. */
+/* Park n_a victims on a, with the tokens 1 .. n_a, then one on b, with
+ * n_a + 1, each only once the one before is verifiably queued; victim
+ * number async_one (none if -1) parks with asynchronous cancellation. */
 static void
-park_victims(struct victim *vs, pthread_t *ts, size_t n)
+park_victims(struct victim *v, pthread_t *t, const pl_mutex_t *a, size_t n_a,
+    const pl_mutex_t *b, int async_one)
 {
-	for (size_t i = 0; i < n; i++) {
-		size_t ahead = 0;
-		for (size_t j = 0; j < i; j++)
-			ahead += vs[j].addr == vs[i].addr;
-		ts[i] = tu_spawn(victim_main, &vs[i]);
-		ASSERT_PARKED(vs[i].addr, ahead + 1);
+	for (size_t i = 0; i <= n_a; i++) {
+		bool on_b = i == n_a;
+		v[i] = (struct victim){ on_b ? (const void *)b : a, i + 1, NULL,
+			(int)i == async_one, 0 };
+		t[i] = tu_spawn(victim_main, &v[i]);
+		ASSERT_PARKED(v[i].addr, on_b ? 1 : i + 1);
 	}
 }
 
@@ -210,14 +212,10 @@ Test(exit, async_cancel_while_parked)
 	struct lot_state before;
 	lot_state_before(&before, a);
 
-	/* The dead one, one behind it, and another on b. */
-	struct victim v[3] = {
-		{ a, 1, NULL, true, 0 },
-		{ a, 2, NULL, false, 0 },
-		{ b, 3, NULL, false, 0 },
-	};
+	/* The dead one (async), one behind it, and another on b. */
+	struct victim v[3];
 	pthread_t t[3];
-	park_victims(v, t, 3);
+	park_victims(v, t, a, 2, b, 0);
 
 	cr_assert(pthread_cancel(t[0]) == 0);
 	cr_assert(tu_join(t[0]) == PTHREAD_CANCELED);
@@ -286,14 +284,9 @@ Test(exit, pthread_exit_from_signal_handler_while_parked)
 	lot_state_before(&before, a);
 
 	/* The first, the dead one, the last, and another on b. */
-	struct victim v[4] = {
-		{ a, 1, NULL, false, 0 },
-		{ a, 2, NULL, false, 0 },
-		{ a, 3, NULL, false, 0 },
-		{ b, 4, NULL, false, 0 },
-	};
+	struct victim v[4];
 	pthread_t t[4];
-	park_victims(v, t, 4);
+	park_victims(v, t, a, 3, b, -1);
 
 	cr_assert(pthread_kill(t[1], SIGUSR1) == 0);
 	cr_assert(tu_join(t[1]) == (void *)(uintptr_t)0x51);
