@@ -1047,6 +1047,7 @@ Test(core, colliding_address_wakes_only_its_own, .timeout = 30)
 static pl_mutex_t fork_mutex = PL_MUTEX_INITIALIZER;
 static long fork_counter;
 
+#ifndef __SANITIZE_THREAD__ /* only started where TSan is not in use */
 static void *
 fork_child_worker(void *arg)
 {
@@ -1058,6 +1059,7 @@ fork_child_worker(void *arg)
 	}
 	return NULL;
 }
+#endif
 
 /* Runs in the child; returns its exit status (0: all good). */
 static int

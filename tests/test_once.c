@@ -564,6 +564,7 @@ fk_runner(void *arg)
 	return NULL;
 }
 
+#ifndef __SANITIZE_THREAD__ /* only started where TSan is not in use */
 static void *
 fk_child_racer(void *arg)
 {
@@ -574,6 +575,7 @@ fk_child_racer(void *arg)
 		__atomic_fetch_add(&fk.bad, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
+#endif
 
 /* In the child forked while another thread ran fk_fn: the once must run
  * again, once.  Returns the child's exit status (0: all good). */
@@ -656,6 +658,7 @@ static struct {
 
 static void fi_fn(void);
 
+#ifndef __SANITIZE_THREAD__ /* only started where TSan is not in use */
 static void *
 fi_late(void *arg)
 {
@@ -663,6 +666,7 @@ fi_late(void *arg)
 	call_once(fi_fn);
 	return NULL;
 }
+#endif
 
 /* fn forks.  The child goes on inside fn and returns: the once completes
  * in both processes, each with the one run.  pl_once only: a thread that
