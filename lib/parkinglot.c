@@ -169,7 +169,10 @@ word_lock_slow(uint32_t *l)
 {
 	/* Critical sections are a few list operations and a callback: spin
 	 * a little first, unless there is no other CPU to release it. */
-	unsigned spins = pli_tuning()->pub.spin_limit ? 100 : 0;
+	unsigned spins =
+	    __atomic_load_n(&pli_tuning()->pub.spin_limit, __ATOMIC_RELAXED)
+	    ? 100
+	    : 0;
 	for (unsigned i = 0; i < spins; i++) {
 		uint32_t c = __atomic_load_n(l, __ATOMIC_RELAXED);
 		if (c == 0 &&
