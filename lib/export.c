@@ -127,14 +127,6 @@ set32(uint32_t *p, uint32_t v)
 		__atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
 
-static uint64_t
-now_realtime_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static unsigned
 qbin(size_t len)
 {
@@ -449,7 +441,7 @@ export_start(void)
 	keep_object = env_keep();
 	h->keep = keep_object;
 	h->start_ns = pli_now_ns();
-	h->start_realtime_ns = now_realtime_ns();
+	h->start_realtime_ns = plx_clock_ns(CLOCK_REALTIME);
 	h->counters_off = PLX_COUNTERS_OFF;
 	h->nstripes = PLX_NSTRIPES;
 	h->stripe_size = PLX_STRIPE_SIZE;

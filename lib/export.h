@@ -40,6 +40,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "counters.h"
 
@@ -175,6 +176,15 @@ struct plx_shm {
 _Static_assert(sizeof(struct plx_shm) <= PLX_COUNTERS_OFF,
     "struct plx_shm overlaps the counters page");
 _Static_assert(sizeof(struct plx_slot) == 64, "plx_slot layout");
+
+/* A clock's time in ns (CLOCK_MONOTONIC for the header's times). */
+static inline uint64_t
+plx_clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* The counters page of the object s, as an array of words. */
 static inline const uint64_t *

@@ -819,51 +819,14 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 
 /* ---- unpark ----------------------------------------------------------- */
 
-pl_unpark_result_t
-pl_unpark_one(const void *addr,
-    uintptr_t (*callback)(pl_unpark_result_t r, void *ctx), void *ctx)
-{
-	pl_unpark_result_t r = { 0, 0, false, false };
-	uint64_t now = 0;
-	struct bucket *b = lock_bucket(addr);
-	struct waiter **link;
-	struct waiter *w = find_queue(b, addr, &link);
-	if (w) {
-		unlink_waiter(link, w);
-		w->wake_next = NULL;
-		r.unparked = 1;
-		r.have_more = *link != NULL && (*link)->addr == addr;
-		now = pli_now_ns();
-		r.be_fair = fair_due(b, now);
-	}
-	uintptr_t token = callback ? callback(r, ctx) : PL_UNPARK_TOKEN_DEFAULT;
-	release_list(w, token, now);
-	bucket_unlock(b);
-	wake_list(w);
-	return r;
-}
-
-size_t
-pl_unpark_all(const void *addr, uintptr_t token)
-{
-	struct bucket *b = lock_bucket(addr);
-	struct waiter **link;
-	struct waiter *q = find_queue(b, addr, &link);
-	if (q) {
-		*link = q->next_queue;
-		for (struct waiter *w = q; w; w = w->next)
-			w->wake_next = w->next;
-	}
-	size_t n = release_list(q, token, q ? pli_now_ns() : 0);
-	bucket_unlock(b);
-	wake_list(q);
-	return n;
-}
-
-pl_unpark_result_t
-pl_unpark_filter(const void *addr,
-    pl_filter_op_t (*filter)(uintptr_t park_token, void *ctx),
-    uintptr_t (*callback)(pl_unpark_result_t r, void *ctx), void *ctx)
+/*
+ * The engine of pl_unpark_one (one: the oldest waiter) and
+ * pl_unpark_filter (filter decides, NULL: all): dequeue, tell the
+ * callback, release and count under the bucket lock, wake after it.
+ */
+static pl_unpark_result_t
+unpark(const void *addr, pl_filter_op_t (*filter)(uintptr_t, void *), bool one,
+    uintptr_t (*callback)(pl_unpark_result_t, void *), void *ctx)
 {
 	pl_unpark_result_t r = { 0, 0, false, false };
 	struct waiter *woken = NULL, **woken_tail = &woken;
@@ -871,7 +834,7 @@ pl_unpark_filter(const void *addr,
 	struct bucket *b = lock_bucket(addr);
 	struct waiter **link;
 	struct waiter *w = find_queue(b, addr, &link);
-	while (w) {
+	while (w && !(one && r.unparked)) {
 		struct waiter *next = w->next;
 		pl_filter_op_t op =
 		    filter ? filter(w->park_token, ctx) : PL_FILTER_UNPARK;
@@ -896,6 +859,38 @@ pl_unpark_filter(const void *addr,
 	bucket_unlock(b);
 	wake_list(woken);
 	return r;
+}
+
+pl_unpark_result_t
+pl_unpark_one(const void *addr,
+    uintptr_t (*callback)(pl_unpark_result_t r, void *ctx), void *ctx)
+{
+	return unpark(addr, NULL, true, callback, ctx);
+}
+
+size_t
+pl_unpark_all(const void *addr, uintptr_t token)
+{
+	struct bucket *b = lock_bucket(addr);
+	struct waiter **link;
+	struct waiter *q = find_queue(b, addr, &link);
+	if (q) {
+		*link = q->next_queue;
+		for (struct waiter *w = q; w; w = w->next)
+			w->wake_next = w->next;
+	}
+	size_t n = release_list(q, token, q ? pli_now_ns() : 0);
+	bucket_unlock(b);
+	wake_list(q);
+	return n;
+}
+
+pl_unpark_result_t
+pl_unpark_filter(const void *addr,
+    pl_filter_op_t (*filter)(uintptr_t park_token, void *ctx),
+    uintptr_t (*callback)(pl_unpark_result_t r, void *ctx), void *ctx)
+{
+	return unpark(addr, filter, false, callback, ctx);
 }
 
 /*

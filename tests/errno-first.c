@@ -72,31 +72,64 @@ in_ns(long long ns)
 	return ts;
 }
 
-/* Poll until (*p & bit), at most 10 s (only a broken library waits that
- * long).  Never calls the library, so it may come before any call. */
-static uintptr_t
-load_bits(const void *p, size_t size)
+/* Poll until done(arg), at most 10 s (only a broken library waits that
+ * long); what says what for, should it time out. */
+static void
+wait_until(bool (*done)(const void *), const void *arg, const char *what)
 {
-	if (size == 1)
-		return __atomic_load_n(
-		    (const unsigned char *)p, __ATOMIC_ACQUIRE);
-	return __atomic_load_n((const uintptr_t *)p, __ATOMIC_ACQUIRE);
+	struct timespec end = in_ns(10000000000LL), now;
+	while (!done(arg)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > end.tv_sec) {
+			char msg[128];
+			snprintf(
+			    msg, sizeof msg, "timed out waiting for %s", what);
+			fatal(msg);
+		}
+		sched_yield();
+	}
+}
+
+/* A bit to wait for, in a byte or a word.  Never calls the library, so
+ * that the wait may come before any call. */
+struct bit {
+	const void *p;
+	size_t size;
+	uintptr_t bit;
+};
+
+static bool
+bit_set(const void *arg)
+{
+	const struct bit *b = arg;
+	uintptr_t v = b->size == 1
+	    ? __atomic_load_n((const unsigned char *)b->p, __ATOMIC_ACQUIRE)
+	    : __atomic_load_n((const uintptr_t *)b->p, __ATOMIC_ACQUIRE);
+	return (v & b->bit) != 0;
 }
 
 static void
 wait_bit(const void *p, size_t size, uintptr_t bit)
 {
-	struct timespec end = in_ns(10000000000LL), now;
-	while (!(load_bits(p, size) & bit)) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > end.tv_sec)
-			fatal("timed out waiting for a waiter to park");
-		sched_yield();
-	}
+	struct bit b = { p, size, bit };
+	wait_until(bit_set, &b, "a waiter to park");
 }
 
 #define wait_bit_byte(p, bit) wait_bit((p), 1, (bit))
 #define wait_bit_word(p, bit) wait_bit((p), sizeof(uintptr_t), (bit))
+
+/* A timed call that must time out: rc is what it returned. */
+static void
+timed_out(int rc, const char *what)
+{
+	if (rc != ETIMEDOUT) {
+		char msg[160];
+		snprintf(msg, sizeof msg, "%s: returned %d, not ETIMEDOUT",
+		    what, rc);
+		fatal(msg);
+	}
+	check(what);
+}
 
 static void
 spawn(pthread_t *t, void *(*fn)(void *), void *arg)
@@ -128,16 +161,26 @@ static int flag;
  * that is its blocking call's. */
 static int timed_done;
 
+static bool
+flag_set(const void *arg)
+{
+	return __atomic_load_n((const int *)arg, __ATOMIC_ACQUIRE) != 0;
+}
+
 static void
 wait_timed_done(void)
 {
-	struct timespec end = in_ns(10000000000LL), now;
-	while (!__atomic_load_n(&timed_done, __ATOMIC_ACQUIRE)) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > end.tv_sec)
-			fatal("timed out waiting for the timed calls");
-		sched_yield();
-	}
+	wait_until(flag_set, &timed_done, "the timed calls");
+}
+
+/* Unlock m, fairly or not. */
+static void
+mutex_unlock(bool fair)
+{
+	if (fair)
+		pl_mutex_unlock_fair(&m);
+	else
+		pl_mutex_unlock(&m);
 }
 
 static void *
@@ -147,10 +190,7 @@ mutex_waiter(void *arg)
 	errno = SENTINEL;
 	pl_mutex_lock(&m);
 	check("contended pl_mutex_lock");
-	if (fair)
-		pl_mutex_unlock_fair(&m);
-	else
-		pl_mutex_unlock(&m);
+	mutex_unlock(fair);
 	check("pl_mutex_unlock");
 	return NULL;
 }
@@ -163,10 +203,7 @@ mutex_lock(bool fair)
 	check("uncontended pl_mutex_lock");
 	spawn(&t, mutex_waiter, fair ? &m : NULL);
 	wait_bit_byte(&m.state, PL_MUTEX_PARKED);
-	if (fair)
-		pl_mutex_unlock_fair(&m);
-	else
-		pl_mutex_unlock(&m);
+	mutex_unlock(fair);
 	check(fair ? "pl_mutex_unlock_fair with a waiter"
 	           : "pl_mutex_unlock with a waiter");
 	join(t);
@@ -178,13 +215,10 @@ timedlock_waiter(void *arg)
 	(void)arg;
 	errno = SENTINEL;
 	struct timespec d = in_ns(20000000);
-	if (pl_mutex_timedlock(&m, &d) != ETIMEDOUT)
-		fatal("pl_mutex_timedlock of a held mutex did not time out");
-	check("pl_mutex_timedlock timing out");
+	timed_out(pl_mutex_timedlock(&m, &d), "pl_mutex_timedlock timing out");
 	d = in_ns(-1000000000);
-	if (pl_mutex_timedlock(&m, &d) != ETIMEDOUT)
-		fatal("pl_mutex_timedlock, past deadline, did not time out");
-	check("pl_mutex_timedlock with a past deadline");
+	timed_out(pl_mutex_timedlock(&m, &d),
+	    "pl_mutex_timedlock with a past deadline");
 	return NULL;
 }
 
@@ -210,9 +244,8 @@ rmutex_waiter(void *arg)
 	(void)arg;
 	errno = SENTINEL;
 	struct timespec d = in_ns(20000000);
-	if (pl_rmutex_timedlock(&rm, &d) != ETIMEDOUT)
-		fatal("pl_rmutex_timedlock of a held rmutex did not time out");
-	check("pl_rmutex_timedlock timing out");
+	timed_out(
+	    pl_rmutex_timedlock(&rm, &d), "pl_rmutex_timedlock timing out");
 	if (pl_rmutex_unlock(&rm) != EPERM)
 		fatal("pl_rmutex_unlock by a non-owner did not fail");
 	check("pl_rmutex_unlock by a non-owner (EPERM)");
@@ -257,17 +290,13 @@ rw_waiter(void *arg)
 	struct timespec d = in_ns(20000000);
 	snprintf(
 	    what, sizeof what, "pl_rwlock_timed%slock timing out", w->name);
-	if (w->timedlock(&rw, &d) != ETIMEDOUT)
-		fatal("a timed lock of a held rwlock did not time out");
-	check(what);
+	timed_out(w->timedlock(&rw, &d), what);
 	d = in_ns(-1000000000);
 	snprintf(what, sizeof what,
 	    "pl_rwlock_timed%slock with a past "
 	    "deadline",
 	    w->name);
-	if (w->timedlock(&rw, &d) != ETIMEDOUT)
-		fatal("a timed lock of a held rwlock did not time out");
-	check(what);
+	timed_out(w->timedlock(&rw, &d), what);
 	__atomic_store_n(&timed_done, 1, __ATOMIC_RELEASE);
 	w->lock(&rw);
 	snprintf(what, sizeof what, "contended pl_rwlock_%slock", w->name);
@@ -329,14 +358,22 @@ cond_waiter(void *arg)
 	return NULL;
 }
 
+static bool
+somebody_parked(const void *arg)
+{
+	struct pl_stats st;
+	(void)arg;
+	pl_stats_get(&st);
+	return st.threads_parked_now != 0;
+}
+
 static void
 cond(bool broadcast)
 {
 	pl_mutex_lock(&m);
 	struct timespec d = in_ns(20000000);
-	if (pl_cond_timedwait(&c, &m, &d) != ETIMEDOUT)
-		fatal("pl_cond_timedwait did not time out");
-	check("pl_cond_timedwait timing out");
+	timed_out(
+	    pl_cond_timedwait(&c, &m, &d), "pl_cond_timedwait timing out");
 	pl_cond_signal(&c);
 	check("pl_cond_signal without waiters");
 	pl_cond_broadcast(&c);
@@ -347,15 +384,7 @@ cond(bool broadcast)
 	spawn(&t, cond_waiter, NULL);
 	/* Until it waits (parked, and so on c, the one place it parks while
 	 * m is free); a waiter that comes late sees the flag anyway. */
-	struct timespec end = in_ns(10000000000LL), now;
-	struct pl_stats st;
-	do {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > end.tv_sec)
-			fatal("timed out waiting for the cond waiter");
-		sched_yield();
-		pl_stats_get(&st);
-	} while (st.threads_parked_now == 0);
+	wait_until(somebody_parked, NULL, "the cond waiter");
 	pl_mutex_lock(&m);
 	flag = 1;
 	if (broadcast)

@@ -53,10 +53,10 @@ locker(void *arg)
 	return NULL;
 }
 
-/* One fresh process's figure: the lock call's time beyond the hold, in
- * microseconds, written to fd. */
-static void
-child(int fd)
+/* One contended lock: hold m while the locker comes, HOLD_US more, then
+ * unlock; returns when the locker is done, with the time of the unlock. */
+static uint64_t
+contend(void)
 {
 	pthread_t t;
 	pl_mutex_lock(&m);
@@ -70,6 +70,15 @@ child(int fd)
 	uint64_t t_unlock = now_ns();
 	pl_mutex_unlock(&m);
 	pthread_join(t, NULL);
+	return t_unlock;
+}
+
+/* One fresh process's figure: the lock call's time beyond the hold, in
+ * microseconds, written to fd. */
+static void
+child(int fd)
+{
+	uint64_t t_unlock = contend();
 	int64_t extra = (int64_t)(t_got - t_unlock);
 	char buf[64];
 	int n = snprintf(buf, sizeof buf, "%" PRId64 " %" PRIu64 "\n",
@@ -122,17 +131,7 @@ quiet_child(void)
 	int maps0 = shared_anon(), threads0 = threads();
 	printf("%s 2 - uncontended: %d shared mappings, %d threads\n",
 	    maps0 == 0 && threads0 == 1 ? "ok" : "not ok", maps0, threads0);
-	pthread_t t;
-	pl_mutex_lock(&m);
-	if (pthread_create(&t, NULL, locker, NULL) != 0)
-		_exit(2);
-	while (!__atomic_load_n(&about_to_lock, __ATOMIC_ACQUIRE))
-		;
-	uint64_t until = now_ns() + HOLD_US * 1000u;
-	while (now_ns() < until)
-		;
-	pl_mutex_unlock(&m);
-	pthread_join(t, NULL);
+	(void)contend();
 	struct pl_tuning tun;
 	pl_tuning_get(&tun); /* the refinement is over */
 	int maps1 = shared_anon();

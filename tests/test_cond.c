@@ -133,17 +133,11 @@ struct pingpong {
 	size_t finished;      /* atomic */
 };
 
-struct pp_arg {
-	struct pingpong *p;
-	int me;
-};
-
-static void *
-pp_main(void *arg)
+/* Thread me of the two (a member of a tu_group). */
+static void
+pp_main(void *shared, int me)
 {
-	struct pp_arg *a = arg;
-	struct pingpong *p = a->p;
-	int me = a->me;
+	struct pingpong *p = shared;
 	for (long i = 0; i < PP_ROUNDS; i++) {
 		pl_mutex_lock(&p->m);
 		while (p->turn != me) {
@@ -163,26 +157,20 @@ pp_main(void *arg)
 		pl_mutex_unlock(&p->m);
 	}
 	__atomic_fetch_add(&p->finished, 1, __ATOMIC_RELEASE);
-	return NULL;
 }
 
 Test(cond, ping_pong_10000_rounds, .timeout = 30)
 {
 	static struct pingpong p;
-	static struct pp_arg a[2];
+	static struct tu_group g;
 	memset(&p, 0, sizeof(p));
-	pthread_t t[2];
-	for (int i = 0; i < 2; i++) {
-		a[i] = (struct pp_arg){ &p, i };
-		t[i] = tu_spawn(pp_main, &a[i]);
-	}
+	tu_group_start(&g, pp_main, &p, 2);
 	/* A lost wakeup leaves both threads waiting for ever. */
 	cr_assert(tu_wait_size_ge(&p.finished, 2, 20 * TU_SEC),
 	    "%zu of 2 threads finished in 20 s (seq %ld): a lost wakeup?",
 	    __atomic_load_n(&p.finished, __ATOMIC_ACQUIRE),
 	    __atomic_load_n(&p.seq, __ATOMIC_RELAXED));
-	tu_join(t[0]);
-	tu_join(t[1]);
+	tu_group_join(&g);
 	cr_assert(p.seq == 2L * PP_ROUNDS, "seq %ld", p.seq);
 	cr_assert(p.bad_order == 0, "%ld turns out of order", p.bad_order);
 	cr_assert(p.spurious[0] == 0 && p.spurious[1] == 0,
@@ -211,44 +199,31 @@ struct bq {
 	unsigned char seen[QTOTAL]; /* atomic increments */
 	long order_errors;          /* atomic */
 	size_t finished;            /* atomic */
-	struct tu_barrier start;
 };
 
-struct bq_arg {
-	struct bq *q;
-	unsigned idx;
-};
-
-static void *
-bq_producer(void *arg)
+/* Producer idx pushes its QITEMS items, numbered from idx * QITEMS. */
+static void
+bq_produce(struct bq *q, unsigned idx)
 {
-	struct bq_arg *a = arg;
-	struct bq *q = a->q;
-	tu_barrier_wait(&q->start);
 	for (unsigned i = 0; i < QITEMS; i++) {
 		pl_mutex_lock(&q->m);
 		while (q->count == QCAP) {
 			pl_cond_wait(&q->not_full, &q->m);
 			q->full_waits++;
 		}
-		q->buf[(q->head + q->count) % QCAP] = a->idx * QITEMS + i;
+		q->buf[(q->head + q->count) % QCAP] = idx * QITEMS + i;
 		q->count++;
 		pl_cond_signal(&q->not_empty);
 		pl_mutex_unlock(&q->m);
 	}
-	__atomic_fetch_add(&q->finished, 1, __ATOMIC_RELEASE);
-	return NULL;
 }
 
-static void *
-bq_consumer(void *arg)
+static void
+bq_consume(struct bq *q)
 {
-	struct bq_arg *a = arg;
-	struct bq *q = a->q;
 	long last[QP];
 	for (int p = 0; p < QP; p++)
 		last[p] = -1;
-	tu_barrier_wait(&q->start);
 	for (;;) {
 		pl_mutex_lock(&q->m);
 		while (q->count == 0 && q->taken < QTOTAL) {
@@ -282,29 +257,32 @@ bq_consumer(void *arg)
 			    &q->order_errors, 1, __ATOMIC_RELAXED);
 		last[p] = k;
 	}
+}
+
+/* Members 0 .. QP - 1 produce, the others consume. */
+static void
+bq_main(void *shared, int idx)
+{
+	struct bq *q = shared;
+	if (idx < QP)
+		bq_produce(q, (unsigned)idx);
+	else
+		bq_consume(q);
 	__atomic_fetch_add(&q->finished, 1, __ATOMIC_RELEASE);
-	return NULL;
 }
 
 Test(cond, bounded_queue_4_producers_4_consumers, .timeout = 60)
 {
 	static struct bq q;
-	static struct bq_arg a[QP + QC];
+	static struct tu_group g;
 	memset(&q, 0, sizeof(q));
-	tu_barrier_init(&q.start, QP + QC);
-	pthread_t t[QP + QC];
-	for (unsigned i = 0; i < QP + QC; i++) {
-		a[i] = (struct bq_arg){ &q, i < QP ? i : i - QP };
-		t[i] = tu_spawn(i < QP ? bq_producer : bq_consumer, &a[i]);
-	}
+	tu_group_start_together(&g, bq_main, &q, QP + QC);
 	cr_assert(tu_wait_size_ge(&q.finished, QP + QC, 40 * TU_SEC),
 	    "%zu of %d threads finished in 40 s (%u of %d items taken): a lost "
 	    "wakeup?",
 	    __atomic_load_n(&q.finished, __ATOMIC_ACQUIRE), QP + QC,
 	    __atomic_load_n(&q.taken, __ATOMIC_RELAXED), QTOTAL);
-	for (int i = 0; i < QP + QC; i++)
-		tu_join(t[i]);
-	tu_barrier_destroy(&q.start);
+	tu_group_join(&g);
 
 	cr_assert(q.taken == QTOTAL && q.count == 0, "taken %u, left %u",
 	    q.taken, q.count);
@@ -343,44 +321,33 @@ struct bcast {
 	size_t done; /* atomic */
 };
 
-struct bw_arg {
-	struct bcast *b;
-	int idx;
-};
-
-static void *
-bw_main(void *arg)
+static void
+bw_main(void *shared, int idx)
 {
-	struct bw_arg *a = arg;
-	struct bcast *b = a->b;
+	struct bcast *b = shared;
 	bool held = true;
 	pl_mutex_lock(&b->m);
 	while (!b->go) {
 		pl_cond_wait(&b->c, &b->m);
-		b->wait_returns[a->idx]++;
+		b->wait_returns[idx]++;
 		held = held && pl_mutex_is_locked(&b->m);
 	}
 	if (__atomic_exchange_n(&b->inside, 1, __ATOMIC_ACQ_REL))
 		__atomic_fetch_add(&b->overlaps, 1, __ATOMIC_RELAXED);
 	b->counter++;
-	b->held_on_return[a->idx] = held;
+	b->held_on_return[idx] = held;
 	__atomic_store_n(&b->inside, 0, __ATOMIC_RELEASE);
 	pl_mutex_unlock(&b->m);
 	__atomic_fetch_add(&b->done, 1, __ATOMIC_RELEASE);
-	return NULL;
 }
 
 static void
 run_broadcast(bool mutex_held)
 {
 	static struct bcast b;
-	static struct bw_arg a[BW];
-	static pthread_t t[BW];
+	static struct tu_group g;
 	memset(&b, 0, sizeof(b));
-	for (int i = 0; i < BW; i++) {
-		a[i] = (struct bw_arg){ &b, i };
-		t[i] = tu_spawn(bw_main, &a[i]);
-	}
+	tu_group_start(&g, bw_main, &b, BW);
 	/* All 64 verifiably waiting. */
 	ASSERT_PARKED(&b.c, BW);
 	cr_assert(cstate(&b.c) == PL_COND_WAITERS,
@@ -432,8 +399,7 @@ run_broadcast(bool mutex_held)
 	cr_assert(tu_wait_size_ge(&b.done, BW, 20 * TU_SEC),
 	    "%zu of %d waiters returned after the broadcast",
 	    __atomic_load_n(&b.done, __ATOMIC_ACQUIRE), BW);
-	for (int i = 0; i < BW; i++)
-		tu_join(t[i]);
+	tu_group_join(&g);
 	cr_assert(b.counter == BW, "counter %d, expected %d", b.counter, BW);
 	cr_assert(b.overlaps == 0,
 	    "%d waiters returned while another held "
@@ -466,15 +432,8 @@ run_broadcast(bool mutex_held)
 	cr_assert(count_parked(&b.m) == 0 && count_parked(&b.c) == 0);
 }
 
-Test(cond, broadcast_64_with_mutex_held_requeues_all, .timeout = 30)
-{
-	run_broadcast(true);
-}
-
-Test(cond, broadcast_64_without_mutex, .timeout = 30)
-{
-	run_broadcast(false);
-}
+TU_TEST_PAIR(cond, broadcast_64_without_mutex,
+    broadcast_64_with_mutex_held_requeues_all, 30, run_broadcast)
 
 /* ------------------------------------------------------------------ */
 /* 5. signal: true iff a waiter was removed, one per call              */
@@ -490,29 +449,49 @@ struct sig {
 	int wait_returns[SEQ_ROUNDS]; /* written by waiter i only */
 	int done[SEQ_ROUNDS];         /* atomic */
 	size_t ndone;                 /* atomic */
+	struct tu_group waiters;      /* sig_waiter, waiter i the i-th */
 };
 
-struct sig_arg {
-	struct sig *s;
-	int idx;
-};
-
-static void *
-sig_waiter(void *arg)
+static void
+sig_waiter(void *shared, int idx)
 {
-	struct sig_arg *a = arg;
-	struct sig *s = a->s;
+	struct sig *s = shared;
 	pl_mutex_lock(&s->m);
 	while (s->permits == 0) {
 		pl_cond_wait(&s->c, &s->m);
-		s->wait_returns[a->idx]++;
+		s->wait_returns[idx]++;
 	}
 	s->permits--;
-	s->order[s->nreturned++] = a->idx;
+	s->order[s->nreturned++] = idx;
 	pl_mutex_unlock(&s->m);
-	__atomic_store_n(&s->done[a->idx], 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->done[idx], 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&s->ndone, 1, __ATOMIC_RELEASE);
-	return NULL;
+}
+
+static struct sig *
+sig_new(void)
+{
+	static struct sig s;
+	memset(&s, 0, sizeof(s));
+	tu_group_init(&s.waiters, sig_waiter, &s);
+	return &s;
+}
+
+/* Start one more waiter, after which `parked` must be parked on c. */
+static void
+sig_add_waiter(struct sig *s, size_t parked)
+{
+	tu_group_add(&s->waiters);
+	ASSERT_PARKED(&s->c, parked);
+}
+
+/* Join the waiters: the n of them took the n permits, and m is free. */
+static void
+sig_join(struct sig *s, int n)
+{
+	tu_group_join(&s->waiters);
+	cr_assert(s->permits == 0 && s->nreturned == n);
+	cr_assert(mstate(&s->m) == 0);
 }
 
 /* Give one permit, signal, check the result and wait for one return. */
@@ -531,112 +510,132 @@ give_one(struct sig *s, size_t expect_done)
 
 Test(cond, signal_wakes_exactly_one_per_call, .timeout = 30)
 {
-	static struct sig s;
-	static struct sig_arg a[SW];
-	memset(&s, 0, sizeof(s));
-	pthread_t t[SW];
-	for (int i = 0; i < SW; i++) {
-		a[i] = (struct sig_arg){ &s, i };
-		t[i] = tu_spawn(sig_waiter, &a[i]);
-		ASSERT_PARKED(&s.c, (size_t)i + 1);
-	}
-	cr_assert(cstate(&s.c) == PL_COND_WAITERS);
+	struct sig *s = sig_new();
+	for (int i = 0; i < SW; i++)
+		sig_add_waiter(s, (size_t)i + 1);
+	cr_assert(cstate(&s->c) == PL_COND_WAITERS);
 	/* Each waiter is parked with its mutex as park token. */
 	uintptr_t tok[SW];
-	cr_assert(parked_tokens(&s.c, tok, SW) == SW);
+	cr_assert(parked_tokens(&s->c, tok, SW) == SW);
 	for (int i = 0; i < SW; i++)
-		cr_assert(tok[i] == (uintptr_t)&s.m,
+		cr_assert(tok[i] == (uintptr_t)&s->m,
 		    "park token %#lx of waiter "
 		    "%d, expected the mutex %p",
-		    (unsigned long)tok[i], i, (void *)&s.m);
+		    (unsigned long)tok[i], i, (void *)&s->m);
 
 	for (int k = 0; k < SW; k++) {
-		give_one(&s, (size_t)k + 1);
+		give_one(s, (size_t)k + 1);
 		/* Exactly one returned; the others are still parked. */
-		size_t left = count_parked(&s.c);
-		size_t nd = __atomic_load_n(&s.ndone, __ATOMIC_ACQUIRE);
+		size_t left = count_parked(&s->c);
+		size_t nd = __atomic_load_n(&s->ndone, __ATOMIC_ACQUIRE);
 		cr_assert(left == (size_t)(SW - k - 1) && nd == (size_t)k + 1,
 		    "signal %d: %zu returned, %zu still parked", k + 1, nd,
 		    left);
 	}
-	cr_assert(!pl_cond_signal(&s.c),
+	cr_assert(!pl_cond_signal(&s->c),
 	    "a 4th signal with nobody waiting "
 	    "returned true");
-	cr_assert(cstate(&s.c) == 0, "cond byte %u with nobody waiting",
-	    cstate(&s.c));
+	cr_assert(cstate(&s->c) == 0, "cond byte %u with nobody waiting",
+	    cstate(&s->c));
+	sig_join(s, SW);
 	for (int i = 0; i < SW; i++) {
-		tu_join(t[i]);
-		cr_assert(s.wait_returns[i] == 1,
+		cr_assert(s->wait_returns[i] == 1,
 		    "waiter %d: pl_cond_wait "
 		    "returned %d times",
-		    i, s.wait_returns[i]);
+		    i, s->wait_returns[i]);
 	}
-	cr_assert(s.permits == 0 && s.nreturned == SW);
-	cr_assert(mstate(&s.m) == 0);
 }
 
 /* One waiter at a time: each signal wakes exactly the one waiting. */
 Test(cond, signal_single_waiter_sequence_is_exact, .timeout = 30)
 {
-	static struct sig s;
-	static struct sig_arg a[SEQ_ROUNDS];
-	memset(&s, 0, sizeof(s));
+	struct sig *s = sig_new();
 	for (int i = 0; i < SEQ_ROUNDS; i++) {
-		a[i] = (struct sig_arg){ &s, i };
-		pthread_t t = tu_spawn(sig_waiter, &a[i]);
-		ASSERT_PARKED(&s.c, 1);
-		give_one(&s, (size_t)i + 1);
-		tu_join(t);
-		cr_assert(s.order[i] == i, "round %d: waiter %d returned", i,
-		    s.order[i]);
-		cr_assert(s.wait_returns[i] == 1,
+		sig_add_waiter(s, 1);
+		give_one(s, (size_t)i + 1);
+		tu_group_join(&s->waiters); /* the one just added */
+		cr_assert(s->order[i] == i, "round %d: waiter %d returned", i,
+		    s->order[i]);
+		cr_assert(s->wait_returns[i] == 1,
 		    "round %d: wait returned %d "
 		    "times",
-		    i, s.wait_returns[i]);
-		cr_assert(count_parked(&s.c) == 0 && cstate(&s.c) == 0);
-		cr_assert(!pl_cond_signal(&s.c));
+		    i, s->wait_returns[i]);
+		cr_assert(count_parked(&s->c) == 0 && cstate(&s->c) == 0);
+		cr_assert(!pl_cond_signal(&s->c));
 	}
-	cr_assert(s.nreturned == SEQ_ROUNDS && s.permits == 0);
-	cr_assert(mstate(&s.m) == 0);
+	sig_join(s, SEQ_ROUNDS);
 }
 
 /* ------------------------------------------------------------------ */
 /* 6. signal with the mutex held moves the waiter onto the mutex       */
 
-struct moved {
+/* A thread that waits on c with m until go (or, timed, until its wait
+ * fails), then unlocks m: at once, or with hold once told it may. */
+struct waiter {
 	pl_mutex_t m;
 	pl_cond_t c;
-	int go;           /* protected by m */
-	int wait_returns; /* waiter only */
-	bool held;        /* waiter only */
-	int returned;     /* atomic: back from pl_cond_wait, holding m */
-	int may_unlock;   /* atomic */
-	int done;         /* atomic */
+	int go;             /* protected by m */
+	bool timed;         /* pl_cond_timedwait until dl, else pl_cond_wait */
+	struct timespec dl; /* set before the thread starts */
+	bool hold;          /* keep m until may_unlock */
+	int rc;             /* of the last wait (0 for pl_cond_wait) */
+	int wait_returns;   /* waiter only */
+	bool held;          /* waiter only: m held once back */
+	int64_t returned_ns;
+	int returned;   /* atomic: back from the wait, holding m */
+	int may_unlock; /* atomic */
+	int done;       /* atomic */
 };
 
-static void *
-moved_waiter(void *arg)
+/* One wait of the waiter's kind: 0, or what pl_cond_timedwait returned. */
+static int
+waiter_wait(struct waiter *w)
 {
-	struct moved *w = arg;
+	if (w->timed)
+		return pl_cond_timedwait(&w->c, &w->m, &w->dl);
+	pl_cond_wait(&w->c, &w->m);
+	return 0;
+}
+
+static void *
+waiter_main(void *arg)
+{
+	struct waiter *w = arg;
 	pl_mutex_lock(&w->m);
-	while (!w->go) {
-		pl_cond_wait(&w->c, &w->m);
+	w->rc = 0;
+	while (!w->go && w->rc == 0) {
+		w->rc = waiter_wait(w);
 		w->wait_returns++;
 	}
+	w->returned_ns = tu_now_ns();
 	w->held = pl_mutex_is_locked(&w->m);
 	__atomic_store_n(&w->returned, 1, __ATOMIC_RELEASE);
-	tu_wait_int_eq(&w->may_unlock, 1, 20 * TU_SEC);
+	if (w->hold)
+		tu_wait_int_eq(&w->may_unlock, 1, 20 * TU_SEC);
 	pl_mutex_unlock(&w->m);
 	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
+/* Start w afresh, timed (with a deadline rel_ns from now) or not, with
+ * hold or not, and wait until it verifiably waits on c. */
+static pthread_t
+waiter_start(struct waiter *w, bool timed, int64_t rel_ns, bool hold)
+{
+	memset(w, 0, sizeof(*w));
+	w->timed = timed;
+	if (timed)
+		w->dl = tu_deadline_in(rel_ns);
+	w->hold = hold;
+	pthread_t t = tu_spawn(waiter_main, w);
+	ASSERT_PARKED(&w->c, 1);
+	return t;
+}
+
 Test(cond, signal_with_mutex_held_moves_waiter_to_mutex, .timeout = 30)
 {
-	static struct moved w;
-	memset(&w, 0, sizeof(w));
-	pthread_t t = tu_spawn(moved_waiter, &w);
-	ASSERT_PARKED(&w.c, 1);
+	static struct waiter w;
+	pthread_t t = waiter_start(&w, false, 0, true);
 
 	pl_mutex_lock(&w.m);
 	w.go = 1;
@@ -826,44 +825,10 @@ Test(cond, timedwait_malformed_deadline_is_einval, .timeout = 30)
 	cr_assert(mstate(&m) == 0 && cstate(&c) == 0);
 }
 
-struct timed_waiter {
-	pl_mutex_t m;
-	pl_cond_t c;
-	int go;             /* protected by m */
-	struct timespec dl; /* set before the thread starts */
-	int rc;
-	int wait_returns;
-	bool held;
-	int64_t returned_ns;
-	int done; /* atomic */
-};
-
-static void *
-timed_waiter_main(void *arg)
-{
-	struct timed_waiter *w = arg;
-	pl_mutex_lock(&w->m);
-	w->rc = 0;
-	while (!w->go) {
-		w->rc = pl_cond_timedwait(&w->c, &w->m, &w->dl);
-		w->wait_returns++;
-		if (w->rc != 0)
-			break;
-	}
-	w->returned_ns = tu_now_ns();
-	w->held = pl_mutex_is_locked(&w->m);
-	pl_mutex_unlock(&w->m);
-	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
 Test(cond, timedwait_signalled_before_deadline_returns_0, .timeout = 30)
 {
-	static struct timed_waiter w;
-	memset(&w, 0, sizeof(w));
-	w.dl = tu_deadline_in(20 * TU_SEC);
-	pthread_t t = tu_spawn(timed_waiter_main, &w);
-	ASSERT_PARKED(&w.c, 1);
+	static struct waiter w;
+	pthread_t t = waiter_start(&w, true, 20 * TU_SEC, false);
 	pl_mutex_lock(&w.m);
 	w.go = 1;
 	cr_assert(pl_cond_signal(&w.c));
@@ -880,21 +845,6 @@ Test(cond, timedwait_signalled_before_deadline_returns_0, .timeout = 30)
 
 /* ------------------------------------------------------------------ */
 /* 8. a timed waiter requeued onto the mutex times out there           */
-
-struct plain_locker {
-	pl_mutex_t *m;
-	int done; /* atomic */
-};
-
-static void *
-plain_locker_main(void *arg)
-{
-	struct plain_locker *l = arg;
-	pl_mutex_lock(l->m);
-	pl_mutex_unlock(l->m);
-	__atomic_store_n(&l->done, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
 
 struct token_ctx {
 	const void *addr;
@@ -922,14 +872,9 @@ requeued_waiter_reparked(void *arg)
 static void
 run_requeued_timeout(bool with_locker)
 {
-	static struct timed_waiter w;
-	static struct plain_locker l;
-	memset(&w, 0, sizeof(w));
-	memset(&l, 0, sizeof(l));
-	l.m = &w.m;
-	w.dl = tu_deadline_in(500 * TU_MS);
-	pthread_t t = tu_spawn(timed_waiter_main, &w), lt = t;
-	ASSERT_PARKED(&w.c, 1);
+	static struct waiter w;
+	static struct tu_locker l;
+	pthread_t t = waiter_start(&w, true, 500 * TU_MS, false);
 
 	/* Broadcast with the mutex held: the waiter moves onto the mutex.
 	 * From then on its wait has succeeded, whatever its deadline. */
@@ -950,7 +895,7 @@ run_requeued_timeout(bool with_locker)
 	if (with_locker) {
 		/* A plain locker queues behind the requeued waiter, so that
 		 * the waiter is not the last on the mutex when it times out. */
-		lt = tu_spawn(plain_locker_main, &l);
+		tu_locker_start(&l, &w.m);
 		ASSERT_PARKED(&w.m, 2);
 	}
 
@@ -985,9 +930,9 @@ run_requeued_timeout(bool with_locker)
 	    "the timed waiter did not return after the unlock");
 	tu_join(t);
 	if (with_locker) {
-		cr_assert(tu_wait_int_eq(&l.done, 1, TU_WAIT_NS),
+		cr_assert(tu_wait_int_eq(&l.got, 1, TU_WAIT_NS),
 		    "the plain locker never got the mutex: PARKED lost?");
-		tu_join(lt);
+		tu_join(l.thread);
 	}
 	cr_assert(w.rc == 0,
 	    "rc %d: a waiter taken off the condition "
@@ -1007,15 +952,8 @@ run_requeued_timeout(bool with_locker)
 	cr_assert(count_parked(&w.m) == 0 && count_parked(&w.c) == 0);
 }
 
-Test(cond, requeued_timed_waiter_returns_0_after_its_deadline, .timeout = 30)
-{
-	run_requeued_timeout(false);
-}
-
-Test(cond, requeued_timed_waiter_returns_0_behind_locker, .timeout = 30)
-{
-	run_requeued_timeout(true);
-}
+TU_TEST_PAIR(cond, requeued_timed_waiter_returns_0_after_its_deadline,
+    requeued_timed_waiter_returns_0_behind_locker, 30, run_requeued_timeout)
 
 /* ------------------------------------------------------------------ */
 /* 9. misuse: two mutexes with one condition variable                  */
@@ -1109,12 +1047,16 @@ struct reuse {
 	pl_mutex_t m2;
 	int blocking, release; /* the probe in m1's bucket (atomic) */
 	pid_t signaller_tid;   /* atomic */
-	int signaller_done;    /* atomic */
 	bool signal_rc;
 	struct timespec a_deadline;
-	int a_rc, a_done;
-	int b_done, b_held_m2;
+	int a_rc;
+	int b_held_m2;
+	struct tu_group threads; /* reuse_thread, index = role */
+	int done[4];             /* atomic, by role: the thread is done */
 };
+
+/* The roles of the scenario's threads, in the order they start. */
+enum { REUSE_A, REUSE_PROBE, REUSE_SIGNALLER, REUSE_B };
 
 static unsigned char reuse_arena[4096];
 
@@ -1128,47 +1070,40 @@ probe_validate(void *ctx)
 	return false; /* never parks */
 }
 
-static void *
-probe_main(void *arg)
+/* The scenario's threads, by role. */
+static void
+reuse_thread(void *shared, int role)
 {
-	struct reuse *r = arg;
-	pl_park(r->m1, probe_validate, NULL, NULL, r, 0, NULL);
-	return NULL;
+	struct reuse *r = shared;
+	switch (role) {
+	case REUSE_A: /* waits on c with m1 until its deadline */
+		pl_mutex_lock(r->m1);
+		r->a_rc = pl_cond_timedwait(r->c, r->m1, &r->a_deadline);
+		pl_mutex_unlock(r->m1);
+		break;
+	case REUSE_PROBE: /* holds m1's bucket until released */
+		pl_park(r->m1, probe_validate, NULL, NULL, r, 0, NULL);
+		break;
+	case REUSE_SIGNALLER:
+		tu_store_tid(&r->signaller_tid);
+		r->signal_rc = pl_cond_signal(r->c);
+		break;
+	default: /* REUSE_B: waits on c with m2 */
+		pl_mutex_lock(&r->m2);
+		pl_cond_wait(r->c, &r->m2);
+		r->b_held_m2 = pl_mutex_is_locked(&r->m2);
+		if (r->b_held_m2)
+			pl_mutex_unlock(&r->m2);
+		break;
+	}
+	__atomic_store_n(&r->done[role], 1, __ATOMIC_RELEASE);
 }
 
-static void *
-reuse_a_main(void *arg)
+/* Start the thread of the next role, which must be role. */
+static void
+reuse_start(struct reuse *r, int role)
 {
-	struct reuse *r = arg;
-	pl_mutex_lock(r->m1);
-	r->a_rc = pl_cond_timedwait(r->c, r->m1, &r->a_deadline);
-	pl_mutex_unlock(r->m1);
-	__atomic_store_n(&r->a_done, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
-static void *
-reuse_b_main(void *arg)
-{
-	struct reuse *r = arg;
-	pl_mutex_lock(&r->m2);
-	pl_cond_wait(r->c, &r->m2);
-	r->b_held_m2 = pl_mutex_is_locked(&r->m2);
-	if (r->b_held_m2)
-		pl_mutex_unlock(&r->m2);
-	__atomic_store_n(&r->b_done, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
-static void *
-reuse_signaller_main(void *arg)
-{
-	struct reuse *r = arg;
-	__atomic_store_n(
-	    &r->signaller_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
-	r->signal_rc = pl_cond_signal(r->c);
-	__atomic_store_n(&r->signaller_done, 1, __ATOMIC_RELEASE);
-	return NULL;
+	cr_assert(tu_group_add(&r->threads) == role);
 }
 
 /* The signaller sleeps in a futex call: it waits for m1's bucket. */
@@ -1205,55 +1140,59 @@ reuse_layout(struct reuse *r)
 }
 
 /* Up to the point where the signaller waits for m1's bucket, A has left
- * and B waits on c with m2; reuse_m1 then runs, then the probe lets go. */
-static void
-run_reuse(struct reuse *r, void (*reuse_m1)(struct reuse *), bool with_b)
+ * and B waits on c with m2; reuse_m1 then runs, then the probe lets go.
+ * Returns the scenario's state (static), for more checks. */
+static struct reuse *
+run_reuse(void (*reuse_m1)(struct reuse *), bool with_b)
 {
+	static struct reuse state;
+	struct reuse *r = &state;
+	memset(r, 0, sizeof *r);
 	reuse_layout(r);
+	tu_group_init(&r->threads, reuse_thread, r);
 	r->a_deadline = tu_deadline_in(300 * TU_MS);
-	pthread_t a = tu_spawn(reuse_a_main, r);
+	reuse_start(r, REUSE_A);
 	ASSERT_PARKED(r->c, 1);
-	pthread_t probe = tu_spawn(probe_main, r);
+	reuse_start(r, REUSE_PROBE);
 	cr_assert(tu_wait_int_eq(&r->blocking, 1, TU_WAIT_NS));
-	pthread_t s = tu_spawn(reuse_signaller_main, r);
+	reuse_start(r, REUSE_SIGNALLER);
 	cr_assert(tu_wait_until(signaller_in_futex, r, TU_WAIT_NS),
 	    "the signaller never blocked");
-	cr_assert(!__atomic_load_n(&r->a_done, __ATOMIC_ACQUIRE),
+	cr_assert(!__atomic_load_n(&r->done[REUSE_A], __ATOMIC_ACQUIRE),
 	    "the timed waiter left before the signaller read its mutex: "
 	    "the machine is too slow for this test");
 	/* A times out and returns: it no longer uses m1. */
-	cr_assert(tu_wait_int_eq(&r->a_done, 1, TU_WAIT_NS));
-	tu_join(a);
+	cr_assert(tu_wait_int_eq(&r->done[REUSE_A], 1, TU_WAIT_NS));
 	cr_assert(r->a_rc == ETIMEDOUT, "A returned %d", r->a_rc);
-	cr_assert(!__atomic_load_n(&r->signaller_done, __ATOMIC_ACQUIRE));
+	cr_assert(
+	    !__atomic_load_n(&r->done[REUSE_SIGNALLER], __ATOMIC_ACQUIRE));
 	reuse_m1(r);
-	pthread_t b = 0;
 	if (with_b) {
-		b = tu_spawn(reuse_b_main, r);
+		reuse_start(r, REUSE_B);
 		ASSERT_PARKED(r->c, 1);
 	}
 	__atomic_store_n(&r->release, 1, __ATOMIC_RELEASE);
-	tu_join(probe);
-	cr_assert(tu_wait_int_eq(&r->signaller_done, 1, TU_WAIT_NS));
-	tu_join(s);
+	cr_assert(tu_wait_int_eq(&r->done[REUSE_SIGNALLER], 1, TU_WAIT_NS));
 	if (!with_b) {
+		tu_group_join(&r->threads);
 		cr_assert(!r->signal_rc, "the signal reports a waiter");
 		cr_assert(count_parked(r->c) == 0 && cstate(r->c) == 0,
 		    "cond byte %u with nobody waiting", cstate(r->c));
-		return;
+		return r;
 	}
 	cr_assert(r->signal_rc, "the signal found nobody");
 	cr_assert(count_parked(r->m1) == 0,
 	    "%zu threads moved onto the "
 	    "reused m1, which nobody waits for",
 	    count_parked(r->m1));
-	cr_assert(tu_wait_int_eq(&r->b_done, 1, TU_WAIT_NS),
+	cr_assert(tu_wait_int_eq(&r->done[REUSE_B], 1, TU_WAIT_NS),
 	    "the signal did "
 	    "not reach the waiter with m2");
-	tu_join(b);
+	tu_group_join(&r->threads);
 	cr_assert(r->b_held_m2, "B returned from its wait without m2");
 	cr_assert(count_parked(r->c) == 0 && cstate(r->c) == 0);
 	cr_assert(mstate(&r->m2) == 0);
+	return r;
 }
 
 static void
@@ -1264,13 +1203,11 @@ reuse_as_data(struct reuse *r)
 
 Test(cond, signal_leaves_a_reused_mutex_byte_alone, .timeout = 30)
 {
-	static struct reuse r;
-	memset(&r, 0, sizeof r);
-	run_reuse(&r, reuse_as_data, true);
-	cr_assert(*(unsigned char *)r.m1 == 0x41,
+	struct reuse *r = run_reuse(reuse_as_data, true);
+	cr_assert(*(unsigned char *)r->m1 == 0x41,
 	    "the signal wrote %#x into "
 	    "the byte of a mutex nobody waits for",
-	    *(unsigned char *)r.m1);
+	    *(unsigned char *)r->m1);
 }
 
 static void
@@ -1279,18 +1216,28 @@ reuse_as_held_mutex(struct reuse *r)
 	pl_mutex_lock(r->m1); /* a mutex again, for something else */
 }
 
+/* m1, reused as a mutex that this thread holds, was left alone (LOCKED,
+ * without PARKED: `after` says when it would have been set); unlock it,
+ * with pl_mutex_unlock_fair where B waited, which would hand m1 to B had
+ * B been moved onto it. */
+static void
+run_reuse_held(bool with_b, const char *after)
+{
+	struct reuse *r = run_reuse(reuse_as_held_mutex, with_b);
+	cr_assert(mstate(r->m1) == PL_MUTEX_LOCKED, "m1 state %u %s",
+	    mstate(r->m1), after);
+	if (with_b)
+		pl_mutex_unlock_fair(r->m1);
+	else
+		pl_mutex_unlock(r->m1);
+	cr_assert(mstate(r->m1) == 0);
+}
+
 Test(cond, signal_never_moves_a_waiter_onto_another_mutex, .timeout = 30)
 {
-	static struct reuse r;
-	memset(&r, 0, sizeof r);
-	run_reuse(&r, reuse_as_held_mutex, true);
-	/* Had B been moved onto m1, this would hand m1 to it. */
-	cr_assert(mstate(r.m1) == PL_MUTEX_LOCKED,
-	    "m1 state %u: the signal "
-	    "set PARKED on a mutex its waiters do not use",
-	    mstate(r.m1));
-	pl_mutex_unlock_fair(r.m1);
-	cr_assert(mstate(r.m1) == 0);
+	run_reuse_held(true,
+	    "after a signal to a waiter with another mutex: PARKED set on "
+	    "a mutex its waiters do not use");
 }
 
 /* Nobody waits any more when the signaller gets the buckets: it must not
@@ -1298,15 +1245,7 @@ Test(cond, signal_never_moves_a_waiter_onto_another_mutex, .timeout = 30)
  * unlock of it down the slow path until a waiter came and went. */
 Test(cond, signal_to_an_emptied_queue_leaves_the_mutex_alone, .timeout = 30)
 {
-	static struct reuse r;
-	memset(&r, 0, sizeof r);
-	run_reuse(&r, reuse_as_held_mutex, false);
-	cr_assert(mstate(r.m1) == PL_MUTEX_LOCKED,
-	    "m1 state %u after a "
-	    "signal that found no waiter",
-	    mstate(r.m1));
-	pl_mutex_unlock(r.m1);
-	cr_assert(mstate(r.m1) == 0);
+	run_reuse_held(false, "after a signal that found no waiter");
 }
 
 /* ------------------------------------------------------------------ */
@@ -1330,36 +1269,30 @@ struct late_unlock {
 	int rc, done;
 };
 
+/* Lock the mutex of the implementation (unlock it, with lock false). */
 static void
-lu_lock(struct late_unlock *l)
+lu_mutex(struct late_unlock *l, bool lock)
 {
-	if (l->glibc)
+	if (!l->glibc)
+		(lock ? pl_mutex_lock : pl_mutex_unlock)(&l->m);
+	else if (lock)
 		pthread_mutex_lock(&l->pm);
 	else
-		pl_mutex_lock(&l->m);
-}
-
-static void
-lu_unlock(struct late_unlock *l)
-{
-	if (l->glibc)
 		pthread_mutex_unlock(&l->pm);
-	else
-		pl_mutex_unlock(&l->m);
 }
 
 static void *
 lu_waiter(void *arg)
 {
 	struct late_unlock *l = arg;
-	lu_lock(l);
-	__atomic_store_n(&l->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	lu_mutex(l, true);
+	tu_store_tid(&l->tid);
 	int rc = 0;
 	while (!l->go && rc == 0)
 		rc = l->glibc ? pthread_cond_timedwait(&l->pc, &l->pm, &l->dl)
 		              : pl_cond_timedwait(&l->c, &l->m, &l->dl);
 	l->rc = rc;
-	lu_unlock(l);
+	lu_mutex(l, false);
 	__atomic_store_n(&l->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -1387,7 +1320,7 @@ run_late_unlock(bool glibc)
 	l.dl = tu_deadline_in(200 * TU_MS);
 	pthread_t t = tu_spawn(lu_waiter, &l);
 	cr_assert(tu_wait_until(lu_waiter_asleep, &l, TU_WAIT_NS));
-	lu_lock(&l);
+	lu_mutex(&l, true);
 	cr_assert(!tu_reached(&l.dl),
 	    "the waiter slept only after its "
 	    "deadline: the machine is too slow for this test");
@@ -1401,7 +1334,7 @@ run_late_unlock(bool glibc)
 	while (!tu_reached(&l.dl))
 		tu_poll_pause();
 	tu_busy_ns(20 * TU_MS);
-	lu_unlock(&l);
+	lu_mutex(&l, false);
 	cr_assert(tu_wait_int_eq(&l.done, 1, TU_WAIT_NS));
 	tu_join(t);
 	cr_assert(l.rc == 0, "%s: a signalled waiter returned %d",
@@ -1410,15 +1343,8 @@ run_late_unlock(bool glibc)
 	pthread_condattr_destroy(&ca);
 }
 
-Test(cond, glibc_signalled_timed_waiter_returns_0, .timeout = 30)
-{
-	run_late_unlock(true);
-}
-
-Test(cond, signalled_timed_waiter_returns_0_like_glibc, .timeout = 30)
-{
-	run_late_unlock(false);
-}
+TU_TEST_PAIR(cond, signalled_timed_waiter_returns_0_like_glibc,
+    glibc_signalled_timed_waiter_returns_0, 30, run_late_unlock)
 
 /* A deadline already past: ETIMEDOUT at once, the mutex never released
  * (so nobody could take it meanwhile), nothing parked. */

@@ -15,85 +15,7 @@ TU_CRITERION_MAIN_SERIAL()
 TestSuite(core, .timeout = 30);
 
 /* ------------------------------------------------------------------ */
-/* A thread that parks once and records everything it saw.             */
-
-struct parker {
-	/* input */
-	const void *addr;
-	uintptr_t park_token;
-	bool timed;
-	struct timespec deadline;
-	bool (*validate)(void *ctx);
-	void (*before_sleep)(void *ctx);
-	/* output */
-	pl_park_result_t res;
-	int64_t returned_ns;
-	unsigned timed_out_calls;
-	const void *timed_out_addr;
-	bool was_last;
-	int done; /* atomic */
-	pthread_t thread;
-};
-
-static void
-parker_timed_out(void *ctx, const void *addr, bool was_last)
-{
-	struct parker *p = ctx;
-	p->timed_out_calls++;
-	p->timed_out_addr = addr;
-	p->was_last = was_last;
-}
-
-static void *
-parker_main(void *arg)
-{
-	struct parker *p = arg;
-	p->res = pl_park(p->addr, p->validate, p->before_sleep,
-	    parker_timed_out, p, p->park_token, p->timed ? &p->deadline : NULL);
-	p->returned_ns = tu_now_ns();
-	__atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
-static void
-parker_setup(struct parker *p, const void *addr, uintptr_t park_token)
-{
-	memset(p, 0, sizeof(*p));
-	p->addr = addr;
-	p->park_token = park_token;
-}
-
-static void
-parker_start(struct parker *p)
-{
-	p->thread = tu_spawn(parker_main, p);
-}
-
-static bool
-parker_done(struct parker *p)
-{
-	return __atomic_load_n(&p->done, __ATOMIC_ACQUIRE) != 0;
-}
-
-/* Start the parkers one after another on addr, each only once the previous
- * one is verifiably queued, so that the queue order is known.  already is
- * the number of threads queued on addr before. */
-static void
-park_in_order(struct parker *ps, size_t n, size_t already)
-{
-	for (size_t i = 0; i < n; i++) {
-		parker_start(&ps[i]);
-		ASSERT_PARKED(ps[i].addr, already + i + 1);
-	}
-}
-
-static void
-parker_join(struct parker *p)
-{
-	cr_assert(tu_wait_int_eq(&p->done, 1, TU_WAIT_NS),
-	    "a parked thread did not return");
-	tu_join(p->thread);
-}
+/* Parkers (testutil.h): what they were woken with.                     */
 
 static void
 assert_unparked_with(const struct parker *p, uintptr_t token, const char *who)
@@ -103,7 +25,21 @@ assert_unparked_with(const struct parker *p, uintptr_t token, const char *who)
 	    (int)p->res.status);
 	cr_assert(p->res.token == token, "%s: token %#lx, expected %#lx", who,
 	    (unsigned long)p->res.token, (unsigned long)token);
-	cr_assert(p->timed_out_calls == 0, "%s: timed_out was called", who);
+	cr_assert(p->calls.timed_out == 0, "%s: timed_out was called", who);
+}
+
+/* Join the n parkers, each of which must have been woken with the token
+ * token0 + i * step (the i-th of them). */
+static void
+join_unparked(struct parker *ps, size_t n, uintptr_t token0, uintptr_t step,
+    const char *who)
+{
+	for (size_t i = 0; i < n; i++) {
+		char name[64];
+		snprintf(name, sizeof name, "%s %zu", who, i);
+		parker_join(&ps[i]);
+		assert_unparked_with(&ps[i], token0 + i * step, name);
+	}
 }
 
 /* An unpark callback that records its calls and returns a chosen token. */
@@ -122,51 +58,13 @@ cbrec_cb(pl_unpark_result_t r, void *ctx)
 	return c->token;
 }
 
-/* Call counters for validate / before_sleep / timed_out run in the calling
- * thread, with the order of the calls. */
-struct calls {
-	unsigned validate, before_sleep, timed_out;
-	unsigned seq, validate_at, before_sleep_at;
-	bool validate_ret;
-	const void *timed_out_addr;
-	bool was_last;
-	void *ctx_seen;
-};
-
-static bool
-calls_validate(void *ctx)
-{
-	struct calls *c = ctx;
-	c->validate++;
-	c->validate_at = ++c->seq;
-	c->ctx_seen = ctx;
-	return c->validate_ret;
-}
-
-static void
-calls_before_sleep(void *ctx)
-{
-	struct calls *c = ctx;
-	c->before_sleep++;
-	c->before_sleep_at = ++c->seq;
-}
-
-static void
-calls_timed_out(void *ctx, const void *addr, bool was_last)
-{
-	struct calls *c = ctx;
-	c->timed_out++;
-	c->timed_out_addr = addr;
-	c->was_last = was_last;
-}
-
 /* ------------------------------------------------------------------ */
 /* 1. validate returning false                                         */
 
 Test(core, validate_false_returns_invalid_without_sleeping, .timeout = 30)
 {
 	static char addr;
-	struct calls c = { .validate_ret = false };
+	struct park_calls c = { .validate_ret = false };
 	/* A deadline keeps the test bounded should the thread sleep anyway;
 	 * then the status would be PL_PARK_TIMED_OUT and the test fail. */
 	struct timespec dl = tu_deadline_in(5 * TU_SEC);
@@ -206,7 +104,7 @@ Test(core, past_and_near_deadlines_time_out_alone, .timeout = 30)
 	};
 	for (size_t i = 0; i < sizeof(deadlines) / sizeof(deadlines[0]); i++) {
 		struct timespec dl = deadlines[i];
-		struct calls c = { .validate_ret = true };
+		struct park_calls c = { .validate_ret = true };
 		pl_park_result_t r = pl_park(&addr, calls_validate,
 		    calls_before_sleep, calls_timed_out, &c, 7, &dl);
 		int64_t after = tu_now_ns();
@@ -240,13 +138,10 @@ Test(core, timeouts_report_was_last, .timeout = 30)
 	 * with a deadline that is nearly due: A times out while B is still
 	 * queued (was_last false), then B times out alone (was_last true). */
 	struct parker b;
-	parker_setup(&b, &addr, 2);
-	b.timed = true;
-	b.deadline = tu_deadline_in(1 * TU_SEC);
-	parker_start(&b);
+	parker_start_timed(&b, &addr, 2, 1 * TU_SEC);
 	ASSERT_PARKED(&addr, 1);
 
-	struct calls a = { .validate_ret = true };
+	struct park_calls a = { .validate_ret = true };
 	struct timespec adl = tu_deadline_in(10 * TU_MS);
 	pl_park_result_t r =
 	    pl_park(&addr, calls_validate, NULL, calls_timed_out, &a, 1, &adl);
@@ -265,10 +160,10 @@ Test(core, timeouts_report_was_last, .timeout = 30)
 	cr_assert(b.res.status == PL_PARK_TIMED_OUT, "B: status %d",
 	    (int)b.res.status);
 	cr_assert(b.res.token == 0);
-	cr_assert(b.timed_out_calls == 1, "B: timed_out called %u times",
-	    b.timed_out_calls);
-	cr_assert(b.timed_out_addr == &addr);
-	cr_assert(b.was_last, "B: was_last false although alone");
+	cr_assert(b.calls.timed_out == 1, "B: timed_out called %u times",
+	    b.calls.timed_out);
+	cr_assert(b.calls.timed_out_addr == &addr);
+	cr_assert(b.calls.was_last, "B: was_last false although alone");
 	cr_assert(b.returned_ns >= tu_ts_to_ns(&b.deadline),
 	    "B returned %lld ns before its deadline",
 	    (long long)(tu_ts_to_ns(&b.deadline) - b.returned_ns));
@@ -289,7 +184,7 @@ Test(core, malformed_deadline_is_einval, .timeout = 30)
 		{ -1, 500 },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct calls c = { .validate_ret = true };
+		struct park_calls c = { .validate_ret = true };
 		errno = 0;
 		pl_park_result_t r = pl_park(&addr, calls_validate,
 		    calls_before_sleep, calls_timed_out, &c, 0, &bad[i]);
@@ -313,9 +208,7 @@ Test(core, unpark_one_is_fifo, .timeout = 30)
 	enum { N = 8 };
 	static char addr;
 	struct parker ps[N];
-	for (size_t i = 0; i < N; i++)
-		parker_setup(&ps[i], &addr, 0x100 + i);
-	park_in_order(ps, N, 0);
+	park_queue(ps, N, &addr, 0x100);
 
 	for (size_t k = 0; k < N; k++) {
 		struct cbrec cb = { .token = 1000 + k };
@@ -333,12 +226,7 @@ Test(core, unpark_one_is_fifo, .timeout = 30)
 		cr_assert(r.have_more == more, "[%zu] result have_more %d", k,
 		    r.have_more);
 	}
-	for (size_t i = 0; i < N; i++) {
-		char who[32];
-		parker_join(&ps[i]);
-		snprintf(who, sizeof(who), "parker %zu", i);
-		assert_unparked_with(&ps[i], 1000 + i, who);
-	}
+	join_unparked(ps, N, 1000, 1, "parker");
 
 	/* Nobody left: the callback still runs exactly once. */
 	struct cbrec cb = { .token = 5 };
@@ -382,10 +270,7 @@ Test(core, park_tokens_visible_in_fifo_order, .timeout = 30)
 		cr_assert(!parker_done(&ps[i]));
 
 	cr_assert(pl_unpark_all(&addr, 3) == N);
-	for (size_t i = 0; i < N; i++) {
-		parker_join(&ps[i]);
-		assert_unparked_with(&ps[i], 3, "parker");
-	}
+	join_unparked(ps, N, 3, 0, "parker");
 }
 
 /* ------------------------------------------------------------------ */
@@ -396,19 +281,14 @@ Test(core, unpark_all_wakes_everyone, .timeout = 30)
 	enum { N = 5 };
 	static char addr, other;
 	struct parker ps[N], bystander;
-	for (size_t i = 0; i < N; i++)
-		parker_setup(&ps[i], &addr, i);
 	parker_setup(&bystander, &other, 99);
 	parker_start(&bystander);
 	ASSERT_PARKED(&other, 1);
-	park_in_order(ps, N, 0);
+	park_queue(ps, N, &addr, 0);
 
 	size_t n = pl_unpark_all(&addr, 0xabc);
 	cr_assert(n == N, "pl_unpark_all returned %zu", n);
-	for (size_t i = 0; i < N; i++) {
-		parker_join(&ps[i]);
-		assert_unparked_with(&ps[i], 0xabc, "parker");
-	}
+	join_unparked(ps, N, 0xabc, 0, "parker");
 	cr_assert(pl_unpark_all(&addr, 0xabc) == 0,
 	    "pl_unpark_all on an empty address is not 0");
 	cr_assert(count_parked(&addr) == 0);
@@ -450,6 +330,13 @@ rq_callback(pl_requeue_op_t op, pl_unpark_result_t r, void *ctx)
 	return q->token;
 }
 
+/* pl_unpark_requeue from `from` to `to`, with q's validate and callback. */
+static pl_unpark_result_t
+requeue(const void *from, const void *to, struct rq *q)
+{
+	return pl_unpark_requeue(from, to, rq_validate, rq_callback, q);
+}
+
 static void
 assert_result(pl_unpark_result_t r, size_t unparked, size_t requeued,
     bool have_more, const char *what)
@@ -476,6 +363,14 @@ assert_queue(
 		    (unsigned long)seen[i], (unsigned long)expect[i]);
 }
 
+/* None of the n parkers has returned from its park. */
+static void
+assert_still_parked(struct parker *ps, size_t n, const char *who)
+{
+	for (size_t i = 0; i < n; i++)
+		cr_assert(!parker_done(&ps[i]), "%s %zu returned", who, i);
+}
+
 /* Wake everybody on addr one at a time; the k-th wake gives token base+k. */
 static void
 unpark_sequentially(const void *addr, size_t n, uintptr_t base)
@@ -494,13 +389,10 @@ Test(core, requeue_abort_moves_nothing, .timeout = 30)
 	enum { N = 3 };
 	static char from, to;
 	struct parker ps[N];
-	for (size_t i = 0; i < N; i++)
-		parker_setup(&ps[i], &from, 10 + i);
-	park_in_order(ps, N, 0);
+	park_queue(ps, N, &from, 10);
 
 	struct rq q = { .op = PL_REQUEUE_ABORT, .token = 77 };
-	pl_unpark_result_t r =
-	    pl_unpark_requeue(&from, &to, rq_validate, rq_callback, &q);
+	pl_unpark_result_t r = requeue(&from, &to, &q);
 	cr_assert(q.validate_calls == 1, "validate called %u times",
 	    q.validate_calls);
 	cr_assert(q.callback_calls == 0, "callback called on ABORT");
@@ -509,14 +401,10 @@ Test(core, requeue_abort_moves_nothing, .timeout = 30)
 	const uintptr_t expect[N] = { 10, 11, 12 };
 	assert_queue(&from, expect, N, "from after ABORT");
 	assert_queue(&to, NULL, 0, "to after ABORT");
-	for (size_t i = 0; i < N; i++)
-		cr_assert(!parker_done(&ps[i]), "parker %zu returned", i);
+	assert_still_parked(ps, N, "parker");
 
 	unpark_sequentially(&from, N, 500);
-	for (size_t i = 0; i < N; i++) {
-		parker_join(&ps[i]);
-		assert_unparked_with(&ps[i], 500 + i, "parker");
-	}
+	join_unparked(ps, N, 500, 1, "parker");
 }
 
 Test(core, requeue_one_requeue_rest, .timeout = 30)
@@ -525,16 +413,11 @@ Test(core, requeue_one_requeue_rest, .timeout = 30)
 	 * the other three go behind the two, in their order. */
 	static char from, to;
 	struct parker on_to[2], on_from[4];
-	for (size_t i = 0; i < 2; i++)
-		parker_setup(&on_to[i], &to, 0x20 + i);
-	for (size_t i = 0; i < 4; i++)
-		parker_setup(&on_from[i], &from, 0x10 + i);
-	park_in_order(on_to, 2, 0);
-	park_in_order(on_from, 4, 0);
+	park_queue(on_to, 2, &to, 0x20);
+	park_queue(on_from, 4, &from, 0x10);
 
 	struct rq q = { .op = PL_REQUEUE_ONE_REQUEUE_REST, .token = 0x77 };
-	pl_unpark_result_t r =
-	    pl_unpark_requeue(&from, &to, rq_validate, rq_callback, &q);
+	pl_unpark_result_t r = requeue(&from, &to, &q);
 	cr_assert(q.validate_calls == 1 && q.callback_calls == 1,
 	    "validate %u, callback %u calls", q.validate_calls,
 	    q.callback_calls);
@@ -551,60 +434,87 @@ Test(core, requeue_one_requeue_rest, .timeout = 30)
 	assert_queue(&to, expect, 5, "to");
 
 	unpark_sequentially(&to, 5, 900);
-	parker_join(&on_to[0]);
-	parker_join(&on_to[1]);
-	assert_unparked_with(&on_to[0], 900, "to[0]");
-	assert_unparked_with(&on_to[1], 901, "to[1]");
-	for (size_t i = 1; i < 4; i++) {
-		parker_join(&on_from[i]);
-		assert_unparked_with(&on_from[i], 901 + i, "requeued");
-	}
+	join_unparked(on_to, 2, 900, 1, "to");
+	join_unparked(&on_from[1], 3, 902, 1, "requeued");
 }
 
-Test(core, requeue_all, .timeout = 30)
+/*
+ * One thread parked on `to`, then three on `from`; a pl_unpark_requeue
+ * with op moves `requeued` of the three (the oldest first) behind the one
+ * and wakes nobody.  Then the wakes on `to` hand out wake_to, wake_to + 1,
+ * ... in queue order, and one pl_unpark_all gives those left on `from`
+ * wake_from.
+ */
+struct rq_behind {
+	pl_requeue_op_t op;
+	uintptr_t token;     /* what the callback returns */
+	uintptr_t on_to;     /* the park token of the one on to */
+	uintptr_t on_from;   /* that of the oldest on from (then + 1, + 2) */
+	size_t requeued;     /* the result, and the callback's view */
+	bool have_more;      /* likewise */
+	uintptr_t wake_to;   /* the first token of the wakes on to */
+	uintptr_t wake_from; /* the token of those left on from */
+	const char *what;
+};
+
+static void
+requeue_behind_one(const struct rq_behind *c)
 {
 	static char from, to;
 	struct parker on_to, on_from[3];
-	parker_setup(&on_to, &to, 0x30);
-	for (size_t i = 0; i < 3; i++)
-		parker_setup(&on_from[i], &from, 0x40 + i);
-	park_in_order(&on_to, 1, 0);
-	park_in_order(on_from, 3, 0);
+	park_queue(&on_to, 1, &to, c->on_to);
+	park_queue(on_from, 3, &from, c->on_from);
 
-	struct rq q = { .op = PL_REQUEUE_REQUEUE_ALL, .token = 0x55 };
-	pl_unpark_result_t r =
-	    pl_unpark_requeue(&from, &to, rq_validate, rq_callback, &q);
-	cr_assert(q.callback_calls == 1, "callback called %u times",
-	    q.callback_calls);
-	cr_assert(q.cb_op == PL_REQUEUE_REQUEUE_ALL);
-	assert_result(q.cb_r, 0, 3, false, "callback's view");
-	assert_result(r, 0, 3, false, "REQUEUE_ALL");
-	for (size_t i = 0; i < 3; i++)
-		cr_assert(!parker_done(&on_from[i]), "requeued %zu woke", i);
-	assert_queue(&from, NULL, 0, "from");
-	const uintptr_t expect[4] = { 0x30, 0x40, 0x41, 0x42 };
-	assert_queue(&to, expect, 4, "to");
+	struct rq q = { .op = c->op, .token = c->token };
+	pl_unpark_result_t r = requeue(&from, &to, &q);
+	cr_assert(q.callback_calls == 1 && q.cb_op == c->op,
+	    "callback called %u times, op %d", q.callback_calls, (int)q.cb_op);
+	assert_result(q.cb_r, 0, c->requeued, c->have_more, "callback's view");
+	assert_result(r, 0, c->requeued, c->have_more, c->what);
+	assert_still_parked(on_from, 3, "parker on from");
+	/* to: its own, then the moved ones in their order; from: the rest. */
+	size_t left = 3 - c->requeued;
+	uintptr_t on_to_now[4] = { c->on_to }, on_from_now[3];
+	for (size_t i = 0; i < c->requeued; i++)
+		on_to_now[1 + i] = c->on_from + i;
+	for (size_t i = 0; i < left; i++)
+		on_from_now[i] = c->on_from + c->requeued + i;
+	assert_queue(&from, on_from_now, left, "from");
+	assert_queue(&to, on_to_now, 1 + c->requeued, "to");
 
-	unpark_sequentially(&to, 4, 300);
-	parker_join(&on_to);
-	assert_unparked_with(&on_to, 300, "to[0]");
-	for (size_t i = 0; i < 3; i++) {
-		parker_join(&on_from[i]);
-		assert_unparked_with(&on_from[i], 301 + i, "requeued");
+	unpark_sequentially(&to, 1 + c->requeued, c->wake_to);
+	join_unparked(&on_to, 1, c->wake_to, 0, "to");
+	join_unparked(on_from, c->requeued, c->wake_to + 1, 1, "requeued");
+	if (left > 0) {
+		cr_assert(pl_unpark_all(&from, c->wake_from) == left);
+		join_unparked(&on_from[c->requeued], left, c->wake_from, 0,
+		    "left on from");
 	}
+}
+
+static const struct rq_behind requeue_all_case = { PL_REQUEUE_REQUEUE_ALL, 0x55,
+	0x30, 0x40, 3, false, 300, 0, "REQUEUE_ALL" };
+static const struct rq_behind requeue_one_case = { PL_REQUEUE_REQUEUE_ONE, 0x99,
+	0x70, 0x80, 1, true, 40, 8, "REQUEUE_ONE" };
+
+Test(core, requeue_all, .timeout = 30)
+{
+	requeue_behind_one(&requeue_all_case);
+}
+
+Test(core, requeue_requeue_one_moves_oldest, .timeout = 30)
+{
+	requeue_behind_one(&requeue_one_case);
 }
 
 Test(core, requeue_one_wakes_oldest_moves_none, .timeout = 30)
 {
 	static char from, to;
 	struct parker ps[3];
-	for (size_t i = 0; i < 3; i++)
-		parker_setup(&ps[i], &from, 0x60 + i);
-	park_in_order(ps, 3, 0);
+	park_queue(ps, 3, &from, 0x60);
 
 	struct rq q = { .op = PL_REQUEUE_ONE, .token = 0x66 };
-	pl_unpark_result_t r =
-	    pl_unpark_requeue(&from, &to, rq_validate, rq_callback, &q);
+	pl_unpark_result_t r = requeue(&from, &to, &q);
 	cr_assert(q.callback_calls == 1 && q.cb_op == PL_REQUEUE_ONE);
 	assert_result(q.cb_r, 1, 0, true, "callback's view");
 	assert_result(r, 1, 0, true, "ONE with more");
@@ -616,20 +526,17 @@ Test(core, requeue_one_wakes_oldest_moves_none, .timeout = 30)
 
 	/* Down to the last one: have_more false. */
 	q = (struct rq){ .op = PL_REQUEUE_ONE, .token = 0x67 };
-	r = pl_unpark_requeue(&from, &to, rq_validate, rq_callback, &q);
+	r = requeue(&from, &to, &q);
 	assert_result(r, 1, 0, true, "ONE, second");
 	q = (struct rq){ .op = PL_REQUEUE_ONE, .token = 0x68 };
-	r = pl_unpark_requeue(&from, &to, rq_validate, rq_callback, &q);
+	r = requeue(&from, &to, &q);
 	assert_result(q.cb_r, 1, 0, false, "callback's view of the last");
 	assert_result(r, 1, 0, false, "ONE, last");
-	parker_join(&ps[1]);
-	parker_join(&ps[2]);
-	assert_unparked_with(&ps[1], 0x67, "second");
-	assert_unparked_with(&ps[2], 0x68, "third");
+	join_unparked(&ps[1], 2, 0x67, 1, "second and third");
 
 	/* Nobody left: callback still runs, nothing happens. */
 	q = (struct rq){ .op = PL_REQUEUE_ONE, .token = 0x69 };
-	r = pl_unpark_requeue(&from, &to, rq_validate, rq_callback, &q);
+	r = requeue(&from, &to, &q);
 	assert_result(r, 0, 0, false, "ONE on empty");
 }
 
@@ -639,6 +546,8 @@ struct rqt {
 	pl_requeue_op_t op;
 	unsigned validate_calls;
 	pl_requeue_head_t seen;
+	const void *from, *to;
+	struct parker ps[5]; /* queued on from, unless q is for an empty one */
 };
 
 static pl_requeue_op_t
@@ -650,155 +559,128 @@ rqt_validate(const pl_requeue_head_t *h, void *ctx)
 	return q->op;
 }
 
-/* from: tokens A B A C A (oldest first). */
+/* Requeue by token from q's from to its to with op; the result must be
+ * unparked, requeued and have_more (what says which call it was). */
 static void
-rqt_setup(struct parker ps[5], const void *from)
+requeue_token(struct rqt *q, pl_requeue_op_t op, size_t unparked,
+    size_t requeued, bool have_more, const char *what)
 {
-	static const uintptr_t tok[5] = { 0xa, 0xb, 0xa, 0xc, 0xa };
-	for (size_t i = 0; i < 5; i++)
-		parker_setup(&ps[i], from, tok[i]);
-	park_in_order(ps, 5, 0);
+	q->op = op;
+	pl_unpark_result_t r =
+	    pl_unpark_requeue_token(q->from, q->to, rqt_validate, NULL, q);
+	assert_result(r, unparked, requeued, have_more, what);
 }
 
+/* Two addresses, from and to, with nobody queued yet. */
 static void
-rqt_finish(struct parker ps[5], const void *from, const void *to,
-    size_t on_from, size_t on_to)
+rqt_init(struct rqt *q)
 {
-	unpark_sequentially(from, on_from, 100);
-	unpark_sequentially(to, on_to, 200);
+	static char from, to;
+	memset(q, 0, sizeof *q);
+	q->from = &from;
+	q->to = &to;
+}
+
+/* Queue five parkers on from, with the tokens A B A C A (oldest first). */
+static void
+rqt_queue(struct rqt *q)
+{
+	static const uintptr_t tok[5] = { 0xa, 0xb, 0xa, 0xc, 0xa };
+	rqt_init(q);
 	for (size_t i = 0; i < 5; i++)
-		parker_join(&ps[i]);
+		parker_setup(&q->ps[i], q->from, tok[i]);
+	park_in_order(q->ps, 5, 0);
+}
+
+/* The tokens left on from and moved to to must be left[] and moved[];
+ * then wake those on from (tokens 100, 101, ...), those on to (200, 201,
+ * ...), and join every parker not joined yet. */
+static void
+rqt_finish(struct rqt *q, const uintptr_t *left, size_t n_left,
+    const uintptr_t *moved, size_t n_moved)
+{
+	assert_queue(q->from, left, n_left, "from");
+	assert_queue(q->to, moved, n_moved, "to");
+	unpark_sequentially(q->from, n_left, 100);
+	unpark_sequentially(q->to, n_moved, 200);
+	for (size_t i = 0; i < 5; i++)
+		parker_join(&q->ps[i]);
 }
 
 Test(core, requeue_token_empty_queue_shows_nothing, .timeout = 30)
 {
-	static char from, to;
-	struct rqt q = { .op = PL_REQUEUE_REQUEUE_ALL };
-	pl_unpark_result_t r =
-	    pl_unpark_requeue_token(&from, &to, rqt_validate, NULL, &q);
+	struct rqt q;
+	rqt_init(&q);
+	requeue_token(&q, PL_REQUEUE_REQUEUE_ALL, 0, 0, false, "empty");
 	cr_assert(q.validate_calls == 1);
 	cr_assert(q.seen.queued == 0 && q.seen.head_token == 0,
 	    "validate saw %zu queued, head token %#lx", q.seen.queued,
 	    (unsigned long)q.seen.head_token);
-	assert_result(r, 0, 0, false, "empty");
 }
 
 Test(core, requeue_token_all_moves_the_heads_token_only, .timeout = 30)
 {
-	static char from, to;
-	struct parker ps[5];
-	rqt_setup(ps, &from);
-	struct rqt q = { .op = PL_REQUEUE_REQUEUE_ALL };
-	pl_unpark_result_t r =
-	    pl_unpark_requeue_token(&from, &to, rqt_validate, NULL, &q);
+	/* Who was woken with which token at the end, A's having moved. */
+	static const struct {
+		size_t i;
+		uintptr_t token;
+		const char *who;
+	} woken[5] = {
+		{ 1, 100, "B stayed first on from" },
+		{ 3, 101, "C stayed second on from" },
+		{ 0, 200, "first A" },
+		{ 2, 201, "second A" },
+		{ 4, 202, "third A" },
+	};
+	static const uintptr_t left[2] = { 0xb, 0xc };
+	static const uintptr_t moved[3] = { 0xa, 0xa, 0xa };
+	struct rqt q;
+	rqt_queue(&q);
+	requeue_token(
+	    &q, PL_REQUEUE_REQUEUE_ALL, 0, 3, true, "REQUEUE_ALL by token");
 	cr_assert(q.seen.queued == 5 && q.seen.head_token == 0xa,
 	    "validate saw %zu queued, head token %#lx", q.seen.queued,
 	    (unsigned long)q.seen.head_token);
-	assert_result(r, 0, 3, true, "REQUEUE_ALL by token");
-	const uintptr_t left[2] = { 0xb, 0xc }, moved[3] = { 0xa, 0xa, 0xa };
-	assert_queue(&from, left, 2, "from");
-	assert_queue(&to, moved, 3, "to");
-	rqt_finish(ps, &from, &to, 2, 3);
-	assert_unparked_with(&ps[1], 100, "B stayed first on from");
-	assert_unparked_with(&ps[3], 101, "C stayed second on from");
-	assert_unparked_with(&ps[0], 200, "first A");
-	assert_unparked_with(&ps[2], 201, "second A");
-	assert_unparked_with(&ps[4], 202, "third A");
+	rqt_finish(&q, left, 2, moved, 3);
+	for (size_t k = 0; k < 5; k++)
+		assert_unparked_with(
+		    &q.ps[woken[k].i], woken[k].token, woken[k].who);
 }
 
 Test(core, requeue_token_one_requeue_rest_wakes_head, .timeout = 30)
 {
-	static char from, to;
-	struct parker ps[5];
-	rqt_setup(ps, &from);
-	struct rqt q = { .op = PL_REQUEUE_ONE_REQUEUE_REST };
-	pl_unpark_result_t r =
-	    pl_unpark_requeue_token(&from, &to, rqt_validate, NULL, &q);
-	assert_result(r, 1, 2, true, "ONE_REQUEUE_REST by token");
-	parker_join(&ps[0]);
-	assert_unparked_with(&ps[0], PL_UNPARK_TOKEN_DEFAULT, "head");
-	const uintptr_t left[2] = { 0xb, 0xc }, moved[2] = { 0xa, 0xa };
-	assert_queue(&from, left, 2, "from");
-	assert_queue(&to, moved, 2, "to");
-	unpark_sequentially(&from, 2, 100);
-	unpark_sequentially(&to, 2, 200);
-	for (size_t i = 1; i < 5; i++)
-		parker_join(&ps[i]);
-	assert_unparked_with(&ps[2], 200, "second A");
-	assert_unparked_with(&ps[4], 201, "third A");
+	static const uintptr_t left[2] = { 0xb, 0xc }, moved[2] = { 0xa, 0xa };
+	struct rqt q;
+	rqt_queue(&q);
+	requeue_token(&q, PL_REQUEUE_ONE_REQUEUE_REST, 1, 2, true,
+	    "ONE_REQUEUE_REST by token");
+	parker_join(&q.ps[0]);
+	assert_unparked_with(&q.ps[0], PL_UNPARK_TOKEN_DEFAULT, "head");
+	rqt_finish(&q, left, 2, moved, 2);
+	assert_unparked_with(&q.ps[2], 200, "second A");
+	assert_unparked_with(&q.ps[4], 201, "third A");
 }
 
 Test(core, requeue_token_abort_and_single_ops, .timeout = 30)
 {
-	static char from, to;
-	struct parker ps[5];
-	rqt_setup(ps, &from);
-	struct rqt q = { .op = PL_REQUEUE_ABORT };
-	pl_unpark_result_t r =
-	    pl_unpark_requeue_token(&from, &to, rqt_validate, NULL, &q);
-	assert_result(r, 0, 0, false, "ABORT");
-	q.op = PL_REQUEUE_REQUEUE_ONE;
-	r = pl_unpark_requeue_token(&from, &to, rqt_validate, NULL, &q);
-	assert_result(r, 0, 1, true, "REQUEUE_ONE");
+	static const uintptr_t left[3] = { 0xa, 0xc, 0xa }, moved[1] = { 0xa };
+	struct rqt q;
+	rqt_queue(&q);
+	requeue_token(&q, PL_REQUEUE_ABORT, 0, 0, false, "ABORT");
+	requeue_token(&q, PL_REQUEUE_REQUEUE_ONE, 0, 1, true, "REQUEUE_ONE");
 	/* Now B heads from: the next one acts on B. */
-	q.op = PL_REQUEUE_ONE;
-	r = pl_unpark_requeue_token(&from, &to, rqt_validate, NULL, &q);
+	requeue_token(&q, PL_REQUEUE_ONE, 1, 0, true, "ONE");
 	cr_assert(q.seen.queued == 4 && q.seen.head_token == 0xb);
-	assert_result(r, 1, 0, true, "ONE");
-	parker_join(&ps[1]);
-	const uintptr_t left[3] = { 0xa, 0xc, 0xa }, moved[1] = { 0xa };
-	assert_queue(&from, left, 3, "from");
-	assert_queue(&to, moved, 1, "to");
-	unpark_sequentially(&from, 3, 100);
-	unpark_sequentially(&to, 1, 200);
-	for (size_t i = 0; i < 5; i++)
-		if (i != 1)
-			parker_join(&ps[i]);
-	assert_unparked_with(&ps[0], 200, "moved A");
-}
-
-Test(core, requeue_requeue_one_moves_oldest, .timeout = 30)
-{
-	static char from, to;
-	struct parker on_to, ps[3];
-	parker_setup(&on_to, &to, 0x70);
-	for (size_t i = 0; i < 3; i++)
-		parker_setup(&ps[i], &from, 0x80 + i);
-	park_in_order(&on_to, 1, 0);
-	park_in_order(ps, 3, 0);
-
-	struct rq q = { .op = PL_REQUEUE_REQUEUE_ONE, .token = 0x99 };
-	pl_unpark_result_t r =
-	    pl_unpark_requeue(&from, &to, rq_validate, rq_callback, &q);
-	cr_assert(q.callback_calls == 1 && q.cb_op == PL_REQUEUE_REQUEUE_ONE);
-	assert_result(q.cb_r, 0, 1, true, "callback's view");
-	assert_result(r, 0, 1, true, "REQUEUE_ONE");
-	for (size_t i = 0; i < 3; i++)
-		cr_assert(!parker_done(&ps[i]), "parker %zu woke", i);
-	const uintptr_t on_from_expect[2] = { 0x81, 0x82 };
-	assert_queue(&from, on_from_expect, 2, "from");
-	const uintptr_t on_to_expect[2] = { 0x70, 0x80 };
-	assert_queue(&to, on_to_expect, 2, "to");
-
-	unpark_sequentially(&to, 2, 40);
-	parker_join(&on_to);
-	parker_join(&ps[0]);
-	assert_unparked_with(&on_to, 40, "to[0]");
-	assert_unparked_with(&ps[0], 41, "requeued");
-	cr_assert(pl_unpark_all(&from, 8) == 2);
-	parker_join(&ps[1]);
-	parker_join(&ps[2]);
-	assert_unparked_with(&ps[1], 8, "from[1]");
-	assert_unparked_with(&ps[2], 8, "from[2]");
+	parker_join(&q.ps[1]);
+	rqt_finish(&q, left, 3, moved, 1);
+	assert_unparked_with(&q.ps[0], 200, "moved A");
 }
 
 Test(core, requeue_null_validate_is_one_requeue_rest, .timeout = 30)
 {
 	static char from, to;
 	struct parker ps[3];
-	for (size_t i = 0; i < 3; i++)
-		parker_setup(&ps[i], &from, 0x90 + i);
-	park_in_order(ps, 3, 0);
+	park_queue(ps, 3, &from, 0x90);
 	pl_unpark_result_t r = pl_unpark_requeue(&from, &to, NULL, NULL, NULL);
 	assert_result(r, 1, 2, false, "NULL validate");
 	parker_join(&ps[0]);
@@ -814,15 +696,11 @@ Test(core, requeued_thread_times_out_on_target, .timeout = 30)
 {
 	static char from, to;
 	struct parker p;
-	parker_setup(&p, &from, 0xa0);
-	p.timed = true;
-	p.deadline = tu_deadline_in(1 * TU_SEC);
-	parker_start(&p);
+	parker_start_timed(&p, &from, 0xa0, 1 * TU_SEC);
 	ASSERT_PARKED(&from, 1);
 
 	struct rq q = { .op = PL_REQUEUE_REQUEUE_ALL };
-	pl_unpark_result_t r =
-	    pl_unpark_requeue(&from, &to, rq_validate, rq_callback, &q);
+	pl_unpark_result_t r = requeue(&from, &to, &q);
 	cr_assert(r.requeued == 1,
 	    "requeued %zu: did the thread time out within a second?",
 	    r.requeued);
@@ -831,11 +709,11 @@ Test(core, requeued_thread_times_out_on_target, .timeout = 30)
 	parker_join(&p);
 	cr_assert(
 	    p.res.status == PL_PARK_TIMED_OUT, "status %d", (int)p.res.status);
-	cr_assert(p.timed_out_calls == 1);
-	cr_assert(p.timed_out_addr == &to,
+	cr_assert(p.calls.timed_out == 1);
+	cr_assert(p.calls.timed_out_addr == &to,
 	    "timed_out saw %p, expected the target %p (from is %p)",
-	    p.timed_out_addr, (void *)&to, (void *)&from);
-	cr_assert(p.was_last);
+	    p.calls.timed_out_addr, (void *)&to, (void *)&from);
+	cr_assert(p.calls.was_last);
 	cr_assert(p.returned_ns >= tu_ts_to_ns(&p.deadline));
 	cr_assert(count_parked(&to) == 0);
 }
@@ -843,11 +721,12 @@ Test(core, requeued_thread_times_out_on_target, .timeout = 30)
 /* ------------------------------------------------------------------ */
 /* 8. pl_unpark_filter with SKIP and STOP                              */
 
+/* The filter's and the callback's ctx (pl_unpark_filter passes one to
+ * both): cb comes first, so that a pointer to a filt is also one to it. */
 struct filt {
+	struct cbrec cb; /* the callback, which wakes with token 0x77 */
 	unsigned filter_calls;
 	uintptr_t seen[16];
-	unsigned cb_calls;
-	pl_unpark_result_t r;
 };
 
 /* Wake odd tokens, skip even ones, stop at token 5. */
@@ -863,13 +742,12 @@ odd_until_five(uintptr_t tok, void *ctx)
 	return (tok & 1) ? PL_FILTER_UNPARK : PL_FILTER_SKIP;
 }
 
-static uintptr_t
-filt_callback(pl_unpark_result_t r, void *ctx)
+/* pl_unpark_filter with odd_until_five, and f's callback. */
+static pl_unpark_result_t
+filter_odd_until_five(const void *addr, struct filt *f)
 {
-	struct filt *f = ctx;
-	f->cb_calls++;
-	f->r = r;
-	return 0x77;
+	*f = (struct filt){ .cb = { .token = 0x77 } };
+	return pl_unpark_filter(addr, odd_until_five, cbrec_cb, f);
 }
 
 Test(core, unpark_filter_skip_and_stop, .timeout = 30)
@@ -877,13 +755,10 @@ Test(core, unpark_filter_skip_and_stop, .timeout = 30)
 	enum { N = 6 };
 	static char addr;
 	struct parker ps[N];
-	for (size_t i = 0; i < N; i++)
-		parker_setup(&ps[i], &addr, i + 1); /* park tokens 1..6 */
-	park_in_order(ps, N, 0);
+	park_queue(ps, N, &addr, 1); /* park tokens 1..6 */
 
-	struct filt f = { 0 };
-	pl_unpark_result_t r =
-	    pl_unpark_filter(&addr, odd_until_five, filt_callback, &f);
+	struct filt f;
+	pl_unpark_result_t r = filter_odd_until_five(&addr, &f);
 	cr_assert(f.filter_calls == 5,
 	    "filter called %u times, expected 5 "
 	    "(tokens 1..5, stop at 5)",
@@ -891,14 +766,14 @@ Test(core, unpark_filter_skip_and_stop, .timeout = 30)
 	for (unsigned i = 0; i < 5; i++)
 		cr_assert(f.seen[i] == i + 1, "filter call %u saw token %lu", i,
 		    (unsigned long)f.seen[i]);
-	cr_assert(f.cb_calls == 1, "callback called %u times", f.cb_calls);
-	assert_result(f.r, 2, 0, true, "callback's view");
+	cr_assert(f.cb.calls == 1, "callback called %u times", f.cb.calls);
+	assert_result(f.cb.r, 2, 0, true, "callback's view");
 	assert_result(r, 2, 0, true, "filter");
 
-	parker_join(&ps[0]);
-	parker_join(&ps[2]);
-	assert_unparked_with(&ps[0], 0x77, "token 1");
-	assert_unparked_with(&ps[2], 0x77, "token 3");
+	for (size_t i = 0; i <= 2; i += 2) { /* tokens 1 and 3 */
+		parker_join(&ps[i]);
+		assert_unparked_with(&ps[i], 0x77, "odd token");
+	}
 	const uintptr_t rest[4] = { 2, 4, 5, 6 };
 	assert_queue(&addr, rest, 4, "after filter");
 	for (size_t i = 0; i < N; i++)
@@ -914,9 +789,8 @@ Test(core, unpark_filter_skip_and_stop, .timeout = 30)
 	}
 
 	/* On an empty address the callback still runs once. */
-	memset(&f, 0, sizeof(f));
-	r = pl_unpark_filter(&addr, odd_until_five, filt_callback, &f);
-	cr_assert(f.filter_calls == 0 && f.cb_calls == 1);
+	r = filter_odd_until_five(&addr, &f);
+	cr_assert(f.filter_calls == 0 && f.cb.calls == 1);
 	assert_result(r, 0, 0, false, "filter on empty");
 }
 
@@ -930,18 +804,13 @@ Test(core, be_fair_follows_the_fairness_interval, .timeout = 30)
 	pl_tuning_get(&saved);
 
 	/* Interval 0: every unpark that finds a thread must hand off. */
-	t = saved;
-	t.fair_interval_us = 0;
-	pl_tuning_set(&t);
-	pl_tuning_get(&t);
+	t = tu_tuning_fair_interval(&saved, 0);
 	cr_assert(t.fair_interval_us == 0, "tuning did not take 0");
 	cr_assert(t.spin_limit == saved.spin_limit &&
 	    t.yield_limit == saved.yield_limit);
 
 	struct parker ps[3];
-	for (size_t i = 0; i < 3; i++)
-		parker_setup(&ps[i], &addr, i);
-	park_in_order(ps, 3, 0);
+	park_queue(ps, 3, &addr, 0);
 	for (size_t k = 0; k < 3; k++) {
 		struct cbrec cb = { .token = k };
 		pl_unpark_result_t r = pl_unpark_one(&addr, cbrec_cb, &cb);
@@ -953,10 +822,7 @@ Test(core, be_fair_follows_the_fairness_interval, .timeout = 30)
 		cr_assert(
 		    r.be_fair, "[%zu] be_fair false with a zero interval", k);
 	}
-	for (size_t i = 0; i < 3; i++) {
-		parker_join(&ps[i]);
-		assert_unparked_with(&ps[i], i, "parker");
-	}
+	join_unparked(ps, 3, 0, 1, "parker");
 	struct cbrec cb = { 0 };
 	pl_unpark_result_t r = pl_unpark_one(&addr, cbrec_cb, &cb);
 	cr_assert(!r.be_fair && !cb.r.be_fair,
@@ -965,15 +831,10 @@ Test(core, be_fair_follows_the_fairness_interval, .timeout = 30)
 	/* Interval 10 s: the bucket's deadline expired under the 0 interval,
 	 * so the first unpark hands off and moves it up to 10 s ahead; the
 	 * second, right after, must not. */
-	t = saved;
-	t.fair_interval_us = 10 * 1000 * 1000;
-	pl_tuning_set(&t);
-	pl_tuning_get(&t);
+	t = tu_tuning_fair_interval(&saved, 10 * 1000 * 1000);
 	cr_assert(t.fair_interval_us == 10 * 1000 * 1000);
 	struct parker qs[2];
-	for (size_t i = 0; i < 2; i++)
-		parker_setup(&qs[i], &addr, i);
-	park_in_order(qs, 2, 0);
+	park_queue(qs, 2, &addr, 0);
 	struct cbrec c1 = { .token = 1 }, c2 = { .token = 2 };
 	pl_unpark_result_t r1 = pl_unpark_one(&addr, cbrec_cb, &c1);
 	pl_unpark_result_t r2 = pl_unpark_one(&addr, cbrec_cb, &c2);
@@ -983,10 +844,7 @@ Test(core, be_fair_follows_the_fairness_interval, .timeout = 30)
 	cr_assert(!r2.be_fair && !c2.r.be_fair,
 	    "second quick unpark with a 10 s interval: be_fair true "
 	    "(the deadline did not move forward)");
-	for (size_t i = 0; i < 2; i++) {
-		parker_join(&qs[i]);
-		assert_unparked_with(&qs[i], i + 1, "parker");
-	}
+	join_unparked(qs, 2, 1, 1, "parker");
 
 	pl_tuning_set(&saved);
 	pl_tuning_get(&t);
@@ -1054,10 +912,7 @@ Test(core, table_grows_under_256_parked_threads, .timeout = 60)
 		    "slot %zu: unparked %zu have_more %d", i, r.unparked,
 		    r.have_more);
 	}
-	for (size_t i = 0; i < N; i++) {
-		parker_join(&ps[i]);
-		assert_unparked_with(&ps[i], 5000 + i, "slot parker");
-	}
+	join_unparked(ps, N, 5000, 1, "slot parker");
 	cr_assert(pli_lot_live_threads() == live_before,
 	    "live threads %zu after joining, expected %zu",
 	    pli_lot_live_threads(), live_before);
@@ -1192,6 +1047,7 @@ Test(core, colliding_address_wakes_only_its_own, .timeout = 30)
 static pl_mutex_t fork_mutex = PL_MUTEX_INITIALIZER;
 static long fork_counter;
 
+#ifndef __SANITIZE_THREAD__ /* only started where TSan is not in use */
 static void *
 fork_child_worker(void *arg)
 {
@@ -1203,6 +1059,7 @@ fork_child_worker(void *arg)
 	}
 	return NULL;
 }
+#endif
 
 /* Runs in the child; returns its exit status (0: all good). */
 static int
@@ -1215,7 +1072,7 @@ fork_child(const void *x)
 	if (count_parked(x) != 0)
 		return 11;
 
-	struct calls c = { .validate_ret = true };
+	struct park_calls c = { .validate_ret = true };
 	struct timespec dl = tu_deadline_in(20 * TU_MS);
 	pl_park_result_t r =
 	    pl_park(x, calls_validate, NULL, calls_timed_out, &c, 0, &dl);
@@ -1271,9 +1128,7 @@ Test(core, fork_with_parked_threads, .timeout = 60)
 	pl_mutex_lock(&fork_mutex);
 	pl_mutex_unlock(&fork_mutex);
 
-	for (size_t i = 0; i < N; i++)
-		parker_setup(&ps[i], &x, i);
-	park_in_order(ps, N, 0);
+	park_queue(ps, N, &x, 0);
 
 	fflush(NULL);
 	pid_t pid = fork();
@@ -1295,10 +1150,7 @@ Test(core, fork_with_parked_threads, .timeout = 60)
 	/* The parent's threads are untouched by all that. */
 	cr_assert(count_parked(&x) == N);
 	cr_assert(pl_unpark_all(&x, 0x4) == N);
-	for (size_t i = 0; i < N; i++) {
-		parker_join(&ps[i]);
-		assert_unparked_with(&ps[i], 0x4, "parent's parker");
-	}
+	join_unparked(ps, N, 0x4, 0, "parent's parker");
 	cr_assert(fork_counter == 0);
 }
 
@@ -1358,10 +1210,7 @@ Test(core, thread_exit_frees_per_thread_record, .timeout = 30)
 
 	/* Threads whose only park timed out are freed as well. */
 	struct parker t;
-	parker_setup(&t, &addr, 0);
-	t.timed = true;
-	t.deadline = tu_deadline_in(0);
-	parker_start(&t);
+	parker_start_timed(&t, &addr, 0, 0);
 	parker_join(&t);
 	cr_assert(t.res.status == PL_PARK_TIMED_OUT);
 	cr_assert(pli_lot_live_threads() == before);
@@ -1373,9 +1222,7 @@ Test(core, thread_exit_frees_per_thread_record, .timeout = 30)
 struct bs_ctx {
 	const void *other;
 	unsigned seq, validate_at, before_sleep_at;
-	unsigned cb_calls;
-	pl_unpark_result_t r;
-	uintptr_t token;
+	struct cbrec cb; /* the callback of the unpark in before_sleep */
 };
 
 static bool
@@ -1387,15 +1234,6 @@ bs_validate(void *ctx)
 	return true;
 }
 
-static uintptr_t
-bs_cb(pl_unpark_result_t r, void *ctx)
-{
-	struct bs_ctx *b = ctx;
-	b->cb_calls++;
-	b->r = r;
-	return b->token;
-}
-
 static void
 bs_unpark_other(void *ctx)
 {
@@ -1403,7 +1241,7 @@ bs_unpark_other(void *ctx)
 	struct bs_ctx *b = (struct bs_ctx *)(uintptr_t)p->park_token;
 	b->before_sleep_at = ++b->seq;
 	/* Would deadlock if the bucket (shared with `other`) were locked. */
-	pl_unpark_one(b->other, bs_cb, b);
+	pl_unpark_one(b->other, cbrec_cb, &b->cb);
 }
 
 static void
@@ -1411,7 +1249,7 @@ bs_unpark_self(void *ctx)
 {
 	struct bs_ctx *b = ctx;
 	b->before_sleep_at = ++b->seq;
-	pl_unpark_one(b->other, bs_cb, b);
+	pl_unpark_one(b->other, cbrec_cb, &b->cb);
 }
 
 Test(core, before_sleep_may_unpark, .timeout = 30)
@@ -1419,7 +1257,7 @@ Test(core, before_sleep_may_unpark, .timeout = 30)
 	static char x;
 	struct warm_group g1 = { 0 }, g2 = { 0 };
 	static struct warm_parker p1, p2;
-	struct bs_ctx b = { .token = 42 };
+	struct bs_ctx b = { .cb = { .token = 42 } };
 
 	cr_assert(warm_up_park());
 	warm_start(&p1, &g1, 0x1);
@@ -1448,7 +1286,7 @@ Test(core, before_sleep_may_unpark, .timeout = 30)
 	ASSERT_PARKED(&x, 1);
 	cr_assert(pli_lot_buckets() == buckets);
 	cr_assert(pli_lot_bucket_of(&x) == pli_lot_bucket_of(y));
-	cr_assert(b.cb_calls == 1 && b.r.unparked == 1 && !b.r.have_more);
+	cr_assert(b.cb.calls == 1 && b.cb.r.unparked == 1 && !b.cb.r.have_more);
 	cr_assert(b.validate_at == 1 && b.before_sleep_at == 2,
 	    "validate ran %u-th, before_sleep %u-th", b.validate_at,
 	    b.before_sleep_at);
@@ -1463,11 +1301,11 @@ Test(core, before_sleep_may_unpark, .timeout = 30)
 	 * same race as any unpark between enqueue and sleep): pl_park must
 	 * then return at once with that token. */
 	static char z;
-	struct bs_ctx s = { .other = &z, .token = 99 };
+	struct bs_ctx s = { .other = &z, .cb = { .token = 99 } };
 	struct timespec dl = tu_deadline_in(5 * TU_SEC);
 	pl_park_result_t pr =
 	    pl_park(&z, NULL, bs_unpark_self, NULL, &s, 0, &dl);
-	cr_assert(s.cb_calls == 1 && s.r.unparked == 1,
+	cr_assert(s.cb.calls == 1 && s.cb.r.unparked == 1,
 	    "before_sleep did not find its own thread queued");
 	cr_assert(pr.status == PL_PARK_UNPARKED && pr.token == 99,
 	    "self-unpark from before_sleep lost: status %d token %lu",
@@ -1494,29 +1332,21 @@ Test(core, park_works_when_allocation_fails, .timeout = 30)
 	pli_alloc_fail_hook = fail_every_allocation; /* before the threads */
 
 	struct parker ps[N];
-	for (size_t i = 0; i < N; i++)
-		parker_setup(&ps[i], &addr, 0x10 + i);
-	park_in_order(ps, N, 0);
+	park_queue(ps, N, &addr, 0x10);
 	cr_assert(pli_lot_live_threads() == live0,
 	    "%zu live threads although no record could be allocated",
 	    pli_lot_live_threads());
 	const uintptr_t expect[N] = { 0x10, 0x11, 0x12, 0x13 };
 	assert_queue(&addr, expect, N, "fallback waiters");
 	unpark_sequentially(&addr, N, 70);
-	for (size_t i = 0; i < N; i++) {
-		parker_join(&ps[i]);
-		assert_unparked_with(&ps[i], 70 + i, "fallback waiter");
-	}
+	join_unparked(ps, N, 70, 1, "fallback waiter");
 
 	/* A timed park without a record times out correctly too. */
 	struct parker t;
-	parker_setup(&t, &addr, 0);
-	t.timed = true;
-	t.deadline = tu_deadline_in(10 * TU_MS);
-	parker_start(&t);
+	parker_start_timed(&t, &addr, 0, 10 * TU_MS);
 	parker_join(&t);
-	cr_assert(t.res.status == PL_PARK_TIMED_OUT && t.timed_out_calls == 1 &&
-	    t.was_last);
+	cr_assert(t.res.status == PL_PARK_TIMED_OUT && t.calls.timed_out == 1 &&
+	    t.calls.was_last);
 	cr_assert(t.returned_ns >= tu_ts_to_ns(&t.deadline));
 
 	pli_alloc_fail_hook = NULL;

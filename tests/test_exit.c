@@ -42,6 +42,15 @@ lot_state_get(struct lot_state *s)
 	pl_stats_get(&s->st);
 }
 
+/* The state before a test that parks on addr: this thread's record is
+ * made first, so that it is already counted. */
+static void
+lot_state_before(struct lot_state *s, const void *addr)
+{
+	(void)count_parked(addr);
+	lot_state_get(s);
+}
+
 /* Nobody is parked any more, every park since `before` ended in an unpark
  * or a timeout, and every record is either held by a live thread or
  * spare, the live ones being the same as before. */
@@ -93,16 +102,10 @@ struct churn {
 	int64_t end_ns;
 };
 
-struct churn_arg {
-	struct churn *c;
-	int id;
-};
-
-static void *
-churn_main(void *arg)
+static void
+churn_main(void *shared, int id)
 {
-	struct churn_arg *a = arg;
-	struct churn *c = a->c;
+	struct churn *c = shared;
 	long i;
 	for (i = 0; i < CHURN_ITERS && tu_now_ns() < c->end_ns; i++) {
 		for (int j = 0; j < 2; j++) {
@@ -113,26 +116,21 @@ churn_main(void *arg)
 			pl_mutex_unlock(c->m[j]);
 		}
 	}
-	c->done[a->id] = i;
-	return NULL;
+	c->done[id] = i;
 }
 
+/* The churn on m1 and m2; then the lot must be as settled as before. */
 static void
-churn(pl_mutex_t *m1, pl_mutex_t *m2)
+churn(pl_mutex_t *m1, pl_mutex_t *m2, const struct lot_state *before)
 {
 	struct churn c = { { m1, m2 }, { 0, 0 }, { 0 }, 0 };
-	struct churn_arg args[CHURN_THREADS];
-	pthread_t t[CHURN_THREADS];
+	struct tu_group g;
 	c.end_ns = tu_now_ns() + 5 * TU_SEC;
-	for (int i = 0; i < CHURN_THREADS; i++) {
-		args[i] = (struct churn_arg){ &c, i };
-		t[i] = tu_spawn(churn_main, &args[i]);
-	}
+	tu_group_start(&g, churn_main, &c, CHURN_THREADS);
+	tu_group_join(&g);
 	long total = 0;
-	for (int i = 0; i < CHURN_THREADS; i++) {
-		tu_join(t[i]);
+	for (int i = 0; i < CHURN_THREADS; i++)
 		total += c.done[i];
-	}
 	cr_assert(c.count[0] == total && c.count[1] == total,
 	    "%ld and %ld critical sections, %ld iterations", c.count[0],
 	    c.count[1], total);
@@ -144,6 +142,7 @@ churn(pl_mutex_t *m1, pl_mutex_t *m2)
 		cr_assert(c.m[j]->state == 0, "mutex %p left in state %#x",
 		    (void *)c.m[j], c.m[j]->state);
 	}
+	assert_lot_settled(before, "after the churn");
 }
 
 /* ------------------------------------------------------------------ */
@@ -173,6 +172,22 @@ victim_main(void *arg)
 	return NULL;
 }
 
+/* Park n_a victims on a, with the tokens 1 .. n_a, then one on b, with
+ * n_a + 1, each only once the one before is verifiably queued; victim
+ * number async_one (none if -1) parks with asynchronous cancellation. */
+static void
+park_victims(struct victim *v, pthread_t *t, const pl_mutex_t *a, size_t n_a,
+    const pl_mutex_t *b, int async_one)
+{
+	for (size_t i = 0; i <= n_a; i++) {
+		bool on_b = i == n_a;
+		v[i] = (struct victim){ on_b ? (const void *)b : a, i + 1, NULL,
+			(int)i == async_one, 0 };
+		t[i] = tu_spawn(victim_main, &v[i]);
+		ASSERT_PARKED(v[i].addr, on_b ? 1 : i + 1);
+	}
+}
+
 /* pthread_exit unwinds with libgcc_s, which glibc loads on first use:
  * load it before a signal handler needs it (TSan rightly objects to the
  * malloc of a dlopen inside a handler). */
@@ -195,22 +210,16 @@ Test(exit, async_cancel_while_parked)
 {
 	pl_mutex_t *a = &pool[0], *b = colliding_mutex(a);
 	struct lot_state before;
-	(void)count_parked(a); /* this thread's record, before `before` */
-	lot_state_get(&before);
+	lot_state_before(&before, a);
 
-	struct victim dead = { a, 1, NULL, true, 0 };
-	struct victim behind = { a, 2, NULL, false, 0 };
-	struct victim other = { b, 3, NULL, false, 0 };
-	pthread_t td = tu_spawn(victim_main, &dead);
-	ASSERT_PARKED(a, 1);
-	pthread_t tb = tu_spawn(victim_main, &behind);
-	ASSERT_PARKED(a, 2);
-	pthread_t to = tu_spawn(victim_main, &other);
-	ASSERT_PARKED(b, 1);
+	/* The dead one (async), one behind it, and another on b. */
+	struct victim v[3];
+	pthread_t t[3];
+	park_victims(v, t, a, 2, b, 0);
 
-	cr_assert(pthread_cancel(td) == 0);
-	cr_assert(tu_join(td) == PTHREAD_CANCELED);
-	cr_assert(!dead.returned, "pl_park returned to a cancelled thread");
+	cr_assert(pthread_cancel(t[0]) == 0);
+	cr_assert(tu_join(t[0]) == PTHREAD_CANCELED);
+	cr_assert(!v[0].returned, "pl_park returned to a cancelled thread");
 
 	uintptr_t tok[4];
 	cr_assert(parked_tokens(a, tok, 4) == 1 && tok[0] == 2,
@@ -225,13 +234,12 @@ Test(exit, async_cancel_while_parked)
 
 	cr_assert(pl_unpark_one(a, NULL, NULL).unparked == 1);
 	cr_assert(pl_unpark_one(b, NULL, NULL).unparked == 1);
-	tu_join(tb);
-	tu_join(to);
+	tu_join(t[1]);
+	tu_join(t[2]);
 	cr_assert(pl_unpark_one(a, NULL, NULL).unparked == 0);
 	assert_lot_settled(&before, "after the cancellation");
 
-	churn(a, b);
-	assert_lot_settled(&before, "after the churn");
+	churn(a, b, &before);
 }
 
 /* A thread parked in pl_mutex_lock on a held mutex, alone, is cancelled:
@@ -241,8 +249,7 @@ Test(exit, async_cancel_in_mutex_lock)
 {
 	pl_mutex_t *m = &pool[0], *b = colliding_mutex(m);
 	struct lot_state before;
-	(void)count_parked(m);
-	lot_state_get(&before);
+	lot_state_before(&before, m);
 
 	pl_mutex_lock(m);
 	struct victim dead = { NULL, 0, m, true, 0 };
@@ -259,8 +266,7 @@ Test(exit, async_cancel_in_mutex_lock)
 	cr_assert(m->state == 0, "the unlock left state %#x", m->state);
 	assert_lot_settled(&before, "after the cancellation");
 
-	churn(m, b);
-	assert_lot_settled(&before, "after the churn");
+	churn(m, b, &before);
 }
 
 /* A thread in the middle of a queue gets a signal whose handler calls
@@ -275,25 +281,16 @@ Test(exit, pthread_exit_from_signal_handler_while_parked)
 	cr_assert(sigaction(SIGUSR1, &sa, &old) == 0);
 	tu_join(tu_spawn(exit_at_once, NULL));
 	struct lot_state before;
-	(void)count_parked(a);
-	lot_state_get(&before);
+	lot_state_before(&before, a);
 
-	struct victim first = { a, 1, NULL, false, 0 };
-	struct victim dead = { a, 2, NULL, false, 0 };
-	struct victim last = { a, 3, NULL, false, 0 };
-	struct victim other = { b, 4, NULL, false, 0 };
-	pthread_t tf = tu_spawn(victim_main, &first);
-	ASSERT_PARKED(a, 1);
-	pthread_t td = tu_spawn(victim_main, &dead);
-	ASSERT_PARKED(a, 2);
-	pthread_t tl = tu_spawn(victim_main, &last);
-	ASSERT_PARKED(a, 3);
-	pthread_t to = tu_spawn(victim_main, &other);
-	ASSERT_PARKED(b, 1);
+	/* The first, the dead one, the last, and another on b. */
+	struct victim v[4];
+	pthread_t t[4];
+	park_victims(v, t, a, 3, b, -1);
 
-	cr_assert(pthread_kill(td, SIGUSR1) == 0);
-	cr_assert(tu_join(td) == (void *)(uintptr_t)0x51);
-	cr_assert(!dead.returned);
+	cr_assert(pthread_kill(t[1], SIGUSR1) == 0);
+	cr_assert(tu_join(t[1]) == (void *)(uintptr_t)0x51);
+	cr_assert(!v[1].returned);
 	cr_assert(sigaction(SIGUSR1, &old, NULL) == 0);
 
 	uintptr_t tok[4];
@@ -304,13 +301,12 @@ Test(exit, pthread_exit_from_signal_handler_while_parked)
 	    n > 1 ? (unsigned long)tok[1] : 0ul);
 	cr_assert(pl_unpark_all(a, 0) == 2);
 	cr_assert(pl_unpark_all(b, 0) == 1);
-	tu_join(tf);
-	tu_join(tl);
-	tu_join(to);
+	tu_join(t[0]);
+	tu_join(t[2]);
+	tu_join(t[3]);
 	assert_lot_settled(&before, "after the signal");
 
-	churn(a, b);
-	assert_lot_settled(&before, "after the churn");
+	churn(a, b, &before);
 }
 
 /* The waker dequeues the thread and, before it sets the wake word,
@@ -362,8 +358,7 @@ Test(exit, exit_between_dequeue_and_wake)
 {
 	pl_mutex_t *m = &pool[0], *b = colliding_mutex(m);
 	struct lot_state before;
-	(void)count_parked(m);
-	lot_state_get(&before);
+	lot_state_before(&before, m);
 
 	for (int round = 0; round < 5; round++) {
 		struct handoff_ctx h = { 0, 0, false };
@@ -380,8 +375,7 @@ Test(exit, exit_between_dequeue_and_wake)
 		cr_assert(count_parked(m) == 0);
 		assert_lot_settled(&before, "after the wake");
 	}
-	churn(m, b);
-	assert_lot_settled(&before, "after the churn");
+	churn(m, b, &before);
 }
 
 /* ------------------------------------------------------------------ */
@@ -426,12 +420,10 @@ cancel_stack_parker(void *arg)
 
 Test(exit, exit_while_parked_without_record_aborts)
 {
-	char expect[160];
-	snprintf(expect, sizeof expect,
+	tu_expect_abortf(cancel_stack_parker, NULL,
 	    "pl_park: thread exited while parked on %p with its record on "
 	    "its stack (no memory for one): the queue is corrupt\n",
 	    (void *)&stack_parker_addr);
-	tu_expect_abort(cancel_stack_parker, NULL, expect);
 }
 #endif
 
@@ -484,8 +476,7 @@ late_destructor_parks(int park_round)
 	 * after the lot's. */
 	cr_assert(pthread_key_create(&d.key, late_dtor) == 0);
 	struct lot_state before;
-	(void)count_parked(m);
-	lot_state_get(&before);
+	lot_state_before(&before, m);
 
 	pl_mutex_lock(m);
 	pthread_t t = tu_spawn(late_dtor_main, &d);
@@ -510,8 +501,7 @@ late_destructor_parks(int park_round)
 	    pli_lot_records(), records);
 	cr_assert(pthread_key_delete(d.key) == 0);
 
-	churn(m, colliding_mutex(m));
-	assert_lot_settled(&before, "after the churn");
+	churn(m, colliding_mutex(m), &before);
 }
 
 Test(exit, key_destructor_after_the_lots_parks)

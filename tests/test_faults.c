@@ -60,32 +60,21 @@ pester(pthread_t t, int n)
 }
 
 static pl_mutex_t sig_mutex;
-static int sig_done;
-
-static void *
-sig_locker(void *arg)
-{
-	(void)arg;
-	pl_mutex_lock(&sig_mutex);
-	__atomic_store_n(&sig_done, 1, __ATOMIC_RELEASE);
-	pl_mutex_unlock(&sig_mutex);
-	return NULL;
-}
 
 Test(faults, signals_never_end_a_lock_without_the_lock)
 {
+	struct tu_locker l;
 	install_handler();
-	sig_done = 0;
 	pl_mutex_lock(&sig_mutex);
-	pthread_t t = tu_spawn(sig_locker, NULL);
+	tu_locker_start(&l, &sig_mutex);
 	cr_assert(wait_parked(&sig_mutex, 1, 10 * TU_SEC));
-	pester(t, 200);
+	pester(l.thread, 200);
 	/* Still waiting, still queued, and never returned. */
-	cr_assert(__atomic_load_n(&sig_done, __ATOMIC_ACQUIRE) == 0);
+	cr_assert(__atomic_load_n(&l.got, __ATOMIC_ACQUIRE) == 0);
 	cr_assert(count_parked(&sig_mutex) == 1);
 	pl_mutex_unlock(&sig_mutex);
-	tu_join(t);
-	cr_assert(sig_done == 1);
+	tu_join(l.thread);
+	cr_assert(l.got == 1);
 	cr_assert(sig_mutex.state == 0);
 }
 
@@ -288,12 +277,10 @@ nested_park(void *arg)
 
 Test(faults, park_from_a_park_callback_aborts)
 {
-	char expect[128];
-	snprintf(expect, sizeof expect,
+	tu_expect_abortf(nested_park, NULL,
 	    "pl_park: thread is already parked on %p "
 	    "(pl_park called from a park callback?)\n",
 	    (void *)&nested_addr);
-	tu_expect_abort(nested_park, NULL, expect);
 }
 
 static pl_rwlock_t full_rwlock;
@@ -308,11 +295,9 @@ too_many_readers(void *arg)
 
 Test(faults, reader_count_overflow_aborts)
 {
-	char expect[128];
-	snprintf(expect, sizeof expect,
+	tu_expect_abortf(too_many_readers, NULL,
 	    "pl_rwlock_rdlock: rwlock %p: too many readers\n",
 	    (void *)&full_rwlock);
-	tu_expect_abort(too_many_readers, NULL, expect);
 }
 
 static pl_cond_t misuse_cond;
@@ -327,8 +312,6 @@ wait_unlocked(void *arg)
 
 Test(faults, cond_wait_without_the_mutex_aborts)
 {
-	char expect[128];
-	snprintf(expect, sizeof expect,
+	tu_expect_abortf(wait_unlocked, NULL,
 	    "pl_mutex_unlock: mutex %p is not locked\n", (void *)&misuse_mutex);
-	tu_expect_abort(wait_unlocked, NULL, expect);
 }

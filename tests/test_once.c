@@ -26,18 +26,12 @@ enum { RACERS = 16, PAYLOAD = 64 };
 
 struct race {
 	pl_once_t once;
-	struct tu_barrier start;
 	int calls;             /* atomic: how many times fn ran */
 	bool others_parked;    /* fn saw the 15 others parked */
 	size_t parked_seen;    /* how many it saw last */
 	long payload[PAYLOAD]; /* plain: written by fn only */
 	bool fn_done;          /* plain: fn's last write */
 	bool saw_result[RACERS];
-};
-
-struct racer {
-	struct race *r;
-	int idx;
 };
 
 static void
@@ -63,12 +57,11 @@ race_fn(void *arg)
 	r->fn_done = true;
 }
 
-static void *
-racer_main(void *arg)
+/* Racer idx (the racers are a tu_group that starts together). */
+static void
+racer_main(void *shared, int idx)
 {
-	struct racer *a = arg;
-	struct race *r = a->r;
-	tu_barrier_wait(&r->start);
+	struct race *r = shared;
 	pl_once(&r->once, race_fn, r);
 	/* fn completed and its writes are visible (plain reads: TSan checks
 	 * the ordering too). */
@@ -76,25 +69,17 @@ racer_main(void *arg)
 	    r->fn_done && __atomic_load_n(&r->calls, __ATOMIC_RELAXED) == 1;
 	for (int i = 0; i < PAYLOAD; i++)
 		ok = ok && r->payload[i] == 1000 + i;
-	r->saw_result[a->idx] = ok;
-	return NULL;
+	r->saw_result[idx] = ok;
 }
 
 Test(once, sixteen_threads_one_call, .timeout = 30)
 {
 	static struct race r;
-	static struct racer a[RACERS];
+	static struct tu_group g;
 	for (int round = 0; round < 3; round++) {
 		memset(&r, 0, sizeof(r));
-		tu_barrier_init(&r.start, RACERS);
-		pthread_t t[RACERS];
-		for (int i = 0; i < RACERS; i++) {
-			a[i] = (struct racer){ &r, i };
-			t[i] = tu_spawn(racer_main, &a[i]);
-		}
-		for (int i = 0; i < RACERS; i++)
-			tu_join(t[i]);
-		tu_barrier_destroy(&r.start);
+		tu_group_start_together(&g, racer_main, &r, RACERS);
+		tu_group_join(&g);
 		cr_assert(
 		    r.calls == 1, "round %d: fn ran %d times", round, r.calls);
 		cr_assert(r.others_parked,
@@ -187,13 +172,7 @@ struct many {
 	pl_once_t once[MANY];
 	int calls[MANY];  /* atomic */
 	long value[MANY]; /* plain: written by the once's function */
-	struct tu_barrier start;
-	long bad; /* atomic */
-};
-
-struct many_arg {
-	struct many *m;
-	int idx;
+	long bad;         /* atomic */
 };
 
 struct many_call {
@@ -209,37 +188,28 @@ many_fn(void *arg)
 	c->m->value[c->i] = 7L * c->i + 1;
 }
 
-static void *
-many_main(void *arg)
+/* Thread idx of a tu_group that starts together. */
+static void
+many_main(void *shared, int idx)
 {
-	struct many_arg *a = arg;
-	struct many *m = a->m;
-	tu_barrier_wait(&m->start);
+	struct many *m = shared;
 	for (int k = 0; k < MANY; k++) {
 		/* Each thread walks the onces in its own order. */
-		int i = (a->idx % 2) ? MANY - 1 - k : (k * 37 + a->idx) % MANY;
+		int i = (idx % 2) ? MANY - 1 - k : (k * 37 + idx) % MANY;
 		struct many_call c = { m, i };
 		pl_once(&m->once[i], many_fn, &c);
 		if (m->value[i] != 7L * i + 1)
 			__atomic_fetch_add(&m->bad, 1, __ATOMIC_RELAXED);
 	}
-	return NULL;
 }
 
 Test(once, many_onces_many_threads, .timeout = 30)
 {
 	static struct many m;
-	static struct many_arg a[MANY_THREADS];
+	static struct tu_group g;
 	memset(&m, 0, sizeof(m));
-	tu_barrier_init(&m.start, MANY_THREADS);
-	pthread_t t[MANY_THREADS];
-	for (int i = 0; i < MANY_THREADS; i++) {
-		a[i] = (struct many_arg){ &m, i };
-		t[i] = tu_spawn(many_main, &a[i]);
-	}
-	for (int i = 0; i < MANY_THREADS; i++)
-		tu_join(t[i]);
-	tu_barrier_destroy(&m.start);
+	tu_group_start_together(&g, many_main, &m, MANY_THREADS);
+	tu_group_join(&g);
 	cr_assert(
 	    m.bad == 0, "%ld calls returned before the value was set", m.bad);
 	for (int i = 0; i < MANY; i++) {
@@ -465,16 +435,15 @@ ab_runner(void *arg)
 	return NULL; /* fn returned: neither cancelled nor exited */
 }
 
-static void *
-ab_waiter(void *arg)
+/* Waiter i of a tu_group. */
+static void
+ab_waiter(void *shared, int i)
 {
-	int i = (int)(intptr_t)arg;
-	__atomic_store_n(
-	    &ab.tid[i], (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	(void)shared;
+	tu_store_tid(&ab.tid[i]);
 	call_once(ab_fn);
 	ab.saw[i] = ab.value == AB_VALUE; /* plain: ordered by the once */
 	__atomic_fetch_add(&ab.waiters_done, 1, __ATOMIC_RELEASE);
-	return NULL;
 }
 
 /*
@@ -493,9 +462,8 @@ abandoned_run(bool glibc, enum ab_how how)
 
 	pthread_t r = tu_spawn(ab_runner, NULL);
 	cr_assert(tu_wait_int_eq(&ab.in_fn, 1, TU_WAIT_NS));
-	pthread_t w[AB_WAITERS];
-	for (int i = 0; i < AB_WAITERS; i++)
-		w[i] = tu_spawn(ab_waiter, (void *)(intptr_t)i);
+	struct tu_group w;
+	tu_group_start(&w, ab_waiter, NULL, AB_WAITERS);
 	cr_assert(tu_wait_int_eq(&ab.ready, 1, TU_WAIT_NS) ||
 	        __atomic_load_n(&ab.ready, __ATOMIC_ACQUIRE) == 1,
 	    "%s: the waiters did not block while fn ran", impl);
@@ -510,8 +478,7 @@ abandoned_run(bool glibc, enum ab_how how)
 	    AB_WAITERS - __atomic_load_n(&ab.waiters_done, __ATOMIC_ACQUIRE),
 	    AB_WAITERS,
 	    how == BY_CANCEL ? "was cancelled" : "called pthread_exit");
-	for (int i = 0; i < AB_WAITERS; i++)
-		tu_join(w[i]);
+	tu_group_join(&w);
 	cr_assert(
 	    ab.calls == 2, "%s: fn ran %d times, expected 2", impl, ab.calls);
 	for (int i = 0; i < AB_WAITERS; i++)
@@ -528,32 +495,43 @@ abandoned_run(bool glibc, enum ab_how how)
 	}
 }
 
-Test(once, cancelled_fn_runs_again, .timeout = 30)
-{
-	abandoned_run(false, BY_CANCEL);
-}
-
-#ifndef __SANITIZE_THREAD__ /* TSan has a pthread_once of its own */
-Test(once, cancelled_fn_runs_again_glibc, .timeout = 30)
-{
-	abandoned_run(true, BY_CANCEL);
-}
+/*
+ * A scenario run(glibc, ...) as two tests: name against pl_once and
+ * name_glibc against glibc's pthread_once, the latter not under TSan,
+ * which has a pthread_once of its own.
+ */
+#ifdef __SANITIZE_THREAD__
+#define ONCE_AND_GLIBC(name, timeout_s, run, ...)                              \
+	Test(once, name, .timeout = timeout_s)                                 \
+	{                                                                      \
+		run(false, ##__VA_ARGS__);                                     \
+	}
+#else
+#define ONCE_AND_GLIBC(name, timeout_s, run, ...)                              \
+	TU_TEST_PAIR(once, name, name##_glibc, timeout_s, run, ##__VA_ARGS__)
 #endif
 
-Test(once, exited_fn_runs_again, .timeout = 30)
-{
-	abandoned_run(false, BY_EXIT);
-}
-
-#ifndef __SANITIZE_THREAD__ /* TSan has a pthread_once of its own */
-Test(once, exited_fn_runs_again_glibc, .timeout = 30)
-{
-	abandoned_run(true, BY_EXIT);
-}
-#endif
+ONCE_AND_GLIBC(cancelled_fn_runs_again, 30, abandoned_run, BY_CANCEL)
+ONCE_AND_GLIBC(exited_fn_runs_again, 30, abandoned_run, BY_EXIT)
 
 /* ------------------------------------------------------------------ */
 /* 6. fork                                                             */
+
+/* In a child, at the end: fn has run n times in all (*calls, atomic), a
+ * call now does not run it again, and pl_o is done.  0 if so, else the
+ * exit status for the check that failed: base, base + 1 or base + 2. */
+static int
+child_once_done(int *calls, int n, void (*fn)(void), int base)
+{
+	if (__atomic_load_n(calls, __ATOMIC_RELAXED) != n)
+		return base;
+	call_once(fn);
+	if (*calls != n)
+		return base + 1;
+	if (!use_glibc && state_of(&pl_o) != PL_ONCE_DONE)
+		return base + 2;
+	return 0;
+}
 
 enum { FK_CHILD_THREADS = 4 };
 
@@ -586,6 +564,7 @@ fk_runner(void *arg)
 	return NULL;
 }
 
+#ifndef __SANITIZE_THREAD__ /* only started where TSan is not in use */
 static void *
 fk_child_racer(void *arg)
 {
@@ -596,6 +575,7 @@ fk_child_racer(void *arg)
 		__atomic_fetch_add(&fk.bad, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
+#endif
 
 /* In the child forked while another thread ran fk_fn: the once must run
  * again, once.  Returns the child's exit status (0: all good). */
@@ -622,14 +602,8 @@ fk_child(void)
 	if (fk.bad != 0)
 		return 12;
 #endif
-	if (__atomic_load_n(&fk.calls, __ATOMIC_RELAXED) != 2)
-		return 13; /* 1 from the parent's run, 1 from the child's */
-	call_once(fk_fn);
-	if (fk.calls != 2)
-		return 14;
-	if (!use_glibc && state_of(&pl_o) != PL_ONCE_DONE)
-		return 15;
-	return 0;
+	/* 1 run from the parent's, 1 from the child's. */
+	return child_once_done(&fk.calls, 2, fk_fn, 13);
 }
 
 static void
@@ -671,17 +645,7 @@ fork_while_running(bool glibc)
 		cr_assert(state_of(&pl_o) == PL_ONCE_DONE);
 }
 
-Test(once, fork_while_other_thread_runs_fn, .timeout = 60)
-{
-	fork_while_running(false);
-}
-
-#ifndef __SANITIZE_THREAD__ /* TSan has a pthread_once of its own */
-Test(once, fork_while_other_thread_runs_fn_glibc, .timeout = 60)
-{
-	fork_while_running(true);
-}
-#endif
+ONCE_AND_GLIBC(fork_while_other_thread_runs_fn, 60, fork_while_running)
 
 static struct {
 	pid_t parent;
@@ -694,6 +658,7 @@ static struct {
 
 static void fi_fn(void);
 
+#ifndef __SANITIZE_THREAD__ /* only started where TSan is not in use */
 static void *
 fi_late(void *arg)
 {
@@ -701,6 +666,7 @@ fi_late(void *arg)
 	call_once(fi_fn);
 	return NULL;
 }
+#endif
 
 /* fn forks.  The child goes on inside fn and returns: the once completes
  * in both processes, each with the one run.  pl_once only: a thread that
@@ -737,14 +703,7 @@ fi_child(void)
 		if (fi.late_parked != 1)
 			return 20;
 	}
-	if (__atomic_load_n(&fi.calls, __ATOMIC_RELAXED) != 1)
-		return 21;
-	call_once(fi_fn);
-	if (fi.calls != 1)
-		return 22;
-	if (!use_glibc && state_of(&pl_o) != PL_ONCE_DONE)
-		return 23;
-	return 0;
+	return child_once_done(&fi.calls, 1, fi_fn, 21);
 }
 
 static void
@@ -764,14 +723,4 @@ fork_inside_fn(bool glibc)
 		cr_assert(state_of(&pl_o) == PL_ONCE_DONE);
 }
 
-Test(once, fork_inside_fn, .timeout = 60)
-{
-	fork_inside_fn(false);
-}
-
-#ifndef __SANITIZE_THREAD__ /* TSan has a pthread_once of its own */
-Test(once, fork_inside_fn_glibc, .timeout = 60)
-{
-	fork_inside_fn(true);
-}
-#endif
+ONCE_AND_GLIBC(fork_inside_fn, 60, fork_inside_fn)

@@ -11,41 +11,21 @@ TU_CRITERION_MAIN_SERIAL()
 
 TestSuite(stats, .timeout = 30);
 
-struct sparker {
-	const void *addr;
-	pl_park_result_t res;
-	int done;
-	pthread_t thread;
-};
-
-static void *
-sparker_main(void *arg)
-{
-	struct sparker *p = arg;
-	p->res = pl_park(p->addr, NULL, NULL, NULL, NULL, 0, NULL);
-	__atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
-/* Start n threads parked on addr, each verifiably queued. */
+/* Start n threads parked on addr (parkers of testutil.h), each verifiably
+ * queued. */
 static void
-park_n(struct sparker *ps, size_t n, const void *addr)
+park_n(struct parker *ps, size_t n, const void *addr)
 {
-	size_t before = count_parked(addr);
-	for (size_t i = 0; i < n; i++) {
-		ps[i].addr = addr;
-		ps[i].done = 0;
-		ps[i].thread = tu_spawn(sparker_main, &ps[i]);
-		cr_assert(wait_parked(addr, before + i + 1, 10 * TU_SEC),
-		    "parker %zu never parked", i);
-	}
+	for (size_t i = 0; i < n; i++)
+		parker_setup(&ps[i], addr, 0);
+	park_in_order(ps, n, count_parked(addr));
 }
 
 static void
-join_n(struct sparker *ps, size_t n)
+join_n(struct parker *ps, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		tu_join(ps[i].thread);
+		parker_join(&ps[i]);
 		cr_assert(ps[i].res.status == PL_PARK_UNPARKED);
 	}
 }
@@ -97,7 +77,7 @@ Test(stats, parks_timeouts_and_invalid_parks)
 Test(stats, unparks_queue_lengths_and_the_parked_gauge)
 {
 	static char a;
-	struct sparker ps[5];
+	struct parker ps[5];
 	struct pl_stats s;
 
 	pl_stats_reset();
@@ -121,7 +101,7 @@ Test(stats, unparks_queue_lengths_and_the_parked_gauge)
 Test(stats, requeues_count_threads_moved)
 {
 	static char from, to;
-	struct sparker ps[4];
+	struct parker ps[4];
 	struct pl_stats s;
 
 	pl_stats_reset();
@@ -141,36 +121,24 @@ Test(stats, requeues_count_threads_moved)
 }
 
 static pl_mutex_t handoff_mutex;
-static int handoff_got;
-
-static void *
-handoff_locker(void *arg)
-{
-	(void)arg;
-	pl_mutex_lock(&handoff_mutex);
-	__atomic_store_n(&handoff_got, 1, __ATOMIC_RELEASE);
-	pl_mutex_unlock(&handoff_mutex);
-	return NULL;
-}
 
 Test(stats, fair_handoffs_and_spin_failures)
 {
 	struct pl_stats s;
-	struct pl_tuning t, slow;
+	struct pl_tuning t;
 
 	/* A long fairness interval: only unlock_fair hands off. */
 	pl_tuning_get(&t);
-	slow = t;
-	slow.fair_interval_us = 10000000;
-	pl_tuning_set(&slow);
+	tu_tuning_fair_interval(&t, 10000000);
 
 	pl_mutex_lock(&handoff_mutex);
 	pl_stats_reset();
-	pthread_t th = tu_spawn(handoff_locker, NULL);
+	struct tu_locker l;
+	tu_locker_start(&l, &handoff_mutex);
 	cr_assert(wait_parked(&handoff_mutex, 1, 10 * TU_SEC));
 	pl_mutex_unlock_fair(&handoff_mutex);
-	tu_join(th);
-	cr_assert(handoff_got == 1);
+	tu_join(l.thread);
+	cr_assert(l.got == 1);
 	pl_stats_get(&s);
 	cr_assert(s.fair_handoffs == 1, "hand-offs %llu",
 	    (unsigned long long)s.fair_handoffs);
@@ -183,7 +151,7 @@ Test(stats, fair_handoffs_and_spin_failures)
 Test(stats, reset_keeps_the_gauge_and_the_table)
 {
 	static char a;
-	struct sparker p;
+	struct parker p;
 	struct pl_stats s;
 
 	park_n(&p, 1, &a);

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Helpers shared by the Criterion test suites: clock and deadline math,
- * thread spawning with small stacks, a bounded barrier, bounded polling,
- * and a way to count the threads parked on an address without waking any
- * of them (pl_unpark_filter with a filter that only counts and skips).
+ * thread spawning with small stacks, a bounded barrier, groups of threads
+ * that run one function each with its own index, bounded polling, a way
+ * to count the threads parked on an address without waking any of them
+ * (pl_unpark_filter with a filter that only counts and skips), a thread
+ * that parks once and records what it saw, misuse checks run in a forked
+ * child, and a pair of tests of one body.
  *
  * No helper here sleeps to synchronize: every wait polls a real condition
  * and gives up after a hard timeout, and the caller asserts the outcome.
@@ -18,6 +21,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -214,6 +218,133 @@ tu_barrier_wait(struct tu_barrier *b)
 }
 
 /* ------------------------------------------------------------------ */
+/* Groups: threads that run one function, each with its own index.     */
+
+#define TU_GROUP_MAX 256
+
+typedef void (*tu_member_fn)(void *shared, int idx);
+
+struct tu_group;
+
+struct tu_member {
+	struct tu_group *g;
+	int idx;
+	bool joined;
+	pthread_t thread;
+};
+
+struct tu_group {
+	tu_member_fn fn;
+	void *shared;
+	int n;         /* members started */
+	bool together; /* each member waits at start before it calls fn */
+	struct tu_barrier start;
+	struct tu_member m[TU_GROUP_MAX];
+};
+
+static inline void *
+tu_member_main(void *arg)
+{
+	struct tu_member *m = arg;
+	if (m->g->together)
+		tu_barrier_wait(&m->g->start);
+	m->g->fn(m->g->shared, m->idx);
+	return NULL;
+}
+
+/* A group without members yet, each of which will run fn(shared, idx). */
+static inline void
+tu_group_init(struct tu_group *g, tu_member_fn fn, void *shared)
+{
+	g->fn = fn;
+	g->shared = shared;
+	g->n = 0;
+	g->together = false;
+}
+
+/* Start one more member (of a group that does not start together); returns
+ * its index, which counts from 0. */
+static inline int
+tu_group_add(struct tu_group *g)
+{
+	cr_assert(g->n < TU_GROUP_MAX, "a group of more than %d threads",
+	    TU_GROUP_MAX);
+	struct tu_member *m = &g->m[g->n];
+	m->g = g;
+	m->idx = g->n;
+	m->joined = false;
+	m->thread = tu_spawn(tu_member_main, m);
+	return g->n++;
+}
+
+/* Start n members, each free to run as soon as it is started. */
+static inline void
+tu_group_start(struct tu_group *g, tu_member_fn fn, void *shared, int n)
+{
+	tu_group_init(g, fn, shared);
+	for (int i = 0; i < n; i++)
+		tu_group_add(g);
+}
+
+/* Start n members that call fn together, once all n have started (or
+ * after TU_WAIT_NS: the wait is bounded like tu_barrier_wait). */
+static inline void
+tu_group_start_together(
+    struct tu_group *g, tu_member_fn fn, void *shared, int n)
+{
+	tu_group_init(g, fn, shared);
+	g->together = true;
+	tu_barrier_init(&g->start, (unsigned)n);
+	for (int i = 0; i < n; i++)
+		tu_group_add(g);
+}
+
+/* Join every member not joined yet. */
+static inline void
+tu_group_join(struct tu_group *g)
+{
+	for (int i = 0; i < g->n; i++) {
+		if (!g->m[i].joined) {
+			tu_join(g->m[i].thread);
+			g->m[i].joined = true;
+		}
+	}
+	if (g->together) {
+		tu_barrier_destroy(&g->start);
+		g->together = false;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* A thread that takes a mutex once.                                   */
+
+struct tu_locker {
+	pl_mutex_t *m;
+	int got; /* atomic: set while it holds m */
+	pthread_t thread;
+};
+
+static inline void *
+tu_locker_main(void *arg)
+{
+	struct tu_locker *l = arg;
+	pl_mutex_lock(l->m);
+	__atomic_store_n(&l->got, 1, __ATOMIC_RELEASE);
+	pl_mutex_unlock(l->m);
+	return NULL;
+}
+
+/* Start a thread that locks m (blocking), notes that it got it, and
+ * unlocks it again. */
+static inline void
+tu_locker_start(struct tu_locker *l, pl_mutex_t *m)
+{
+	l->m = m;
+	l->got = 0;
+	l->thread = tu_spawn(tu_locker_main, l);
+}
+
+/* ------------------------------------------------------------------ */
 /* Bounded polling.                                                    */
 
 typedef bool (*tu_pred_fn)(void *ctx);
@@ -324,6 +455,159 @@ wait_parked(const void *addr, size_t n, int64_t timeout_ns)
 	} while (0)
 
 /* ------------------------------------------------------------------ */
+/* The calls of a park back into its caller, counted and ordered.      */
+
+struct park_calls {
+	unsigned validate, before_sleep, timed_out;
+	unsigned seq, validate_at, before_sleep_at;
+	bool validate_ret; /* what calls_validate returns */
+	const void *timed_out_addr;
+	bool was_last;
+	void *ctx_seen;
+};
+
+static inline bool
+calls_validate(void *ctx)
+{
+	struct park_calls *c = ctx;
+	c->validate++;
+	c->validate_at = ++c->seq;
+	c->ctx_seen = ctx;
+	return c->validate_ret;
+}
+
+static inline void
+calls_before_sleep(void *ctx)
+{
+	struct park_calls *c = ctx;
+	c->before_sleep++;
+	c->before_sleep_at = ++c->seq;
+}
+
+static inline void
+calls_timed_out(void *ctx, const void *addr, bool was_last)
+{
+	struct park_calls *c = ctx;
+	c->timed_out++;
+	c->timed_out_addr = addr;
+	c->was_last = was_last;
+}
+
+/* ------------------------------------------------------------------ */
+/* A thread that parks once and records everything it saw.             */
+
+struct parker {
+	/* The timed_out calls.  First, so that a pointer to the parker, the
+	 * ctx of its park, is also one to them (for calls_timed_out). */
+	struct park_calls calls;
+	/* input */
+	const void *addr;
+	uintptr_t park_token;
+	bool timed;
+	struct timespec deadline;
+	bool (*validate)(void *ctx);
+	void (*before_sleep)(void *ctx);
+	/* output */
+	pl_park_result_t res;
+	int64_t returned_ns;
+	int done; /* atomic */
+	bool joined;
+	pthread_t thread;
+};
+
+static inline void *
+parker_main(void *arg)
+{
+	struct parker *p = arg;
+	p->res = pl_park(p->addr, p->validate, p->before_sleep, calls_timed_out,
+	    p, p->park_token, p->timed ? &p->deadline : NULL);
+	p->returned_ns = tu_now_ns();
+	__atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static inline void
+parker_setup(struct parker *p, const void *addr, uintptr_t park_token)
+{
+	memset(p, 0, sizeof(*p));
+	p->addr = addr;
+	p->park_token = park_token;
+}
+
+static inline void
+parker_start(struct parker *p)
+{
+	p->thread = tu_spawn(parker_main, p);
+}
+
+/* Start a parker whose park times out rel_ns from now. */
+static inline void
+parker_start_timed(
+    struct parker *p, const void *addr, uintptr_t park_token, int64_t rel_ns)
+{
+	parker_setup(p, addr, park_token);
+	p->timed = true;
+	p->deadline = tu_deadline_in(rel_ns);
+	parker_start(p);
+}
+
+static inline bool
+parker_done(struct parker *p)
+{
+	return __atomic_load_n(&p->done, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Start the parkers one after another on their address, each only once the
+ * previous one is verifiably queued, so that the queue order is known.
+ * already is the number of threads queued on the address before. */
+static inline void
+park_in_order(struct parker *ps, size_t n, size_t already)
+{
+	for (size_t i = 0; i < n; i++) {
+		parker_start(&ps[i]);
+		ASSERT_PARKED(ps[i].addr, already + i + 1);
+	}
+}
+
+/* Queue n parkers, in order, on addr, where nobody is queued yet; the i-th
+ * has the park token token0 + i. */
+static inline void
+park_queue(struct parker *ps, size_t n, const void *addr, uintptr_t token0)
+{
+	for (size_t i = 0; i < n; i++)
+		parker_setup(&ps[i], addr, token0 + i);
+	park_in_order(ps, n, 0);
+}
+
+/* Wait for the parker's park to return and join its thread (once: a
+ * parker already joined is left alone). */
+static inline void
+parker_join(struct parker *p)
+{
+	if (p->joined)
+		return;
+	cr_assert(tu_wait_int_eq(&p->done, 1, TU_WAIT_NS),
+	    "a parked thread did not return");
+	tu_join(p->thread);
+	p->joined = true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tuning.                                                             */
+
+/* Set the tuning to base with the fairness interval us instead of its
+ * own; returns the tuning then in force. */
+static inline struct pl_tuning
+tu_tuning_fair_interval(const struct pl_tuning *base, unsigned us)
+{
+	struct pl_tuning t = *base;
+	t.fair_interval_us = us;
+	pl_tuning_set(&t);
+	pl_tuning_get(&t);
+	return t;
+}
+
+/* ------------------------------------------------------------------ */
 /* Forked children.                                                    */
 
 /* Wait for pid, at most timeout_ns; on timeout kill it and return false. */
@@ -370,6 +654,14 @@ tu_slow_path_events(void)
 	pl_stats_get(&s);
 	return s.parks + s.timeouts + s.invalid_parks + s.spin_acquires +
 	    s.spin_failures;
+}
+
+/* Publish the calling thread's id in *tid (atomically), for
+ * tu_thread_in_futex in another thread. */
+static inline void
+tu_store_tid(pid_t *tid)
+{
+	__atomic_store_n(tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 }
 
 /* Whether thread tid of this process sleeps in a futex call now (read
@@ -456,6 +748,18 @@ tu_expect_abort(void (*fn)(void *), void *arg, const char *expect)
 	    "stderr was \"%s\", expected \"%s\"", buf, expect);
 }
 
+/* tu_expect_abort, with the expected line formatted by printf from fmt. */
+__attribute__((format(printf, 3, 4))) static inline void
+tu_expect_abortf(void (*fn)(void *), void *arg, const char *fmt, ...)
+{
+	char expect[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(expect, sizeof expect, fmt, ap);
+	va_end(ap);
+	tu_expect_abort(fn, arg, expect);
+}
+
 /* ------------------------------------------------------------------ */
 /*
  * The suites measure latencies and deadlines, which tests running in
@@ -479,5 +783,17 @@ tu_expect_abort(void (*fn)(void *), void *arg, const char *expect)
 		return result;                                                 \
 	}
 #endif
+
+/* Two tests of one body: name0 runs fn(false, ...), name1 fn(true, ...),
+ * each with a timeout of timeout_s seconds. */
+#define TU_TEST_PAIR(suite, name0, name1, timeout_s, fn, ...)                  \
+	Test(suite, name0, .timeout = timeout_s)                               \
+	{                                                                      \
+		fn(false, ##__VA_ARGS__);                                      \
+	}                                                                      \
+	Test(suite, name1, .timeout = timeout_s)                               \
+	{                                                                      \
+		fn(true, ##__VA_ARGS__);                                       \
+	}
 
 #endif /* PL_TESTUTIL_H */

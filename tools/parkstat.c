@@ -163,14 +163,6 @@ struct snap {
 	uint64_t now_ns;   /* CLOCK_MONOTONIC when read */
 };
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The library writes with relaxed atomics and publishes names and paths
  * with release stores of the state word before them: copy in address
  * order with acquire loads. */
@@ -221,7 +213,7 @@ take_snap(const struct source *src, struct snap *sn)
 	    (const uint64_t *)(cp + PLX_RESETS_OFF), __ATOMIC_ACQUIRE);
 	if (sn->s.h.tables_resets != resets)
 		clear_tables(&sn->s);
-	sn->now_ns = mono_ns();
+	sn->now_ns = plx_clock_ns(CLOCK_MONOTONIC);
 }
 
 static bool
@@ -1226,9 +1218,10 @@ watch(long pid)
 		if (gone || interrupted)
 			break;
 		/* Wait for the interval, the process's exit, or SIGINT. */
-		uint64_t until = mono_ns() + (uint64_t)(opt.interval * 1e9);
+		uint64_t until = plx_clock_ns(CLOCK_MONOTONIC) +
+		    (uint64_t)(opt.interval * 1e9);
 		for (;;) {
-			uint64_t now = mono_ns();
+			uint64_t now = plx_clock_ns(CLOCK_MONOTONIC);
 			if (interrupted || now >= until)
 				break;
 			int ms = (int)((until - now + 999999) / 1000000);

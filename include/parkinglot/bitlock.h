@@ -71,6 +71,35 @@ pl__bitlock_args_bad(uintptr_t locked_bit, uintptr_t parked_bit)
 			    func, (word), (locked_bit), (parked_bit));         \
 	} while (0)
 
+/* The release both unlocks of each width share: a load and one CAS
+ * clearing the lock bit while the parked bit is clear, else the slow
+ * path (constant bits and fair fold away when inlined). */
+static inline void
+pl__bitlock_release(
+    uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit, bool fair)
+{
+	uintptr_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
+	if (PL_LIKELY((w & (locked_bit | parked_bit)) == locked_bit) &&
+	    PL_LIKELY(__atomic_compare_exchange_n(word, &w, w & ~locked_bit,
+	        false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
+		return;
+	pl__bitlock_unlock_slow(
+	    word, sizeof *word, locked_bit, parked_bit, fair);
+}
+
+static inline void
+pl__bitlock8_release(unsigned char *byte, unsigned char locked_bit,
+    unsigned char parked_bit, bool fair)
+{
+	unsigned char b = __atomic_load_n(byte, __ATOMIC_RELAXED);
+	if (PL_LIKELY((b & (locked_bit | parked_bit)) == locked_bit) &&
+	    PL_LIKELY(__atomic_compare_exchange_n(byte, &b,
+	        (unsigned char)(b & ~locked_bit), false, __ATOMIC_RELEASE,
+	        __ATOMIC_RELAXED)))
+		return;
+	pl__bitlock_unlock_slow(byte, 1, locked_bit, parked_bit, fair);
+}
+
 /*
  * pl_bitlock_lock - acquire the bit lock (locked_bit, parked_bit) of
  * *word, blocking until it is free.
@@ -140,13 +169,7 @@ static inline void
 pl_bitlock_unlock(uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit)
 {
 	PL__BITLOCK_CHECK("pl_bitlock_unlock", word, locked_bit, parked_bit);
-	uintptr_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
-	if (PL_LIKELY((w & (locked_bit | parked_bit)) == locked_bit) &&
-	    PL_LIKELY(__atomic_compare_exchange_n(word, &w, w & ~locked_bit,
-	        false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
-		return;
-	pl__bitlock_unlock_slow(
-	    word, sizeof *word, locked_bit, parked_bit, false);
+	pl__bitlock_release(word, locked_bit, parked_bit, false);
 }
 
 /*
@@ -161,13 +184,7 @@ pl_bitlock_unlock_fair(
 {
 	PL__BITLOCK_CHECK(
 	    "pl_bitlock_unlock_fair", word, locked_bit, parked_bit);
-	uintptr_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
-	if (PL_LIKELY((w & (locked_bit | parked_bit)) == locked_bit) &&
-	    PL_LIKELY(__atomic_compare_exchange_n(word, &w, w & ~locked_bit,
-	        false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
-		return;
-	pl__bitlock_unlock_slow(
-	    word, sizeof *word, locked_bit, parked_bit, true);
+	pl__bitlock_release(word, locked_bit, parked_bit, true);
 }
 
 /*
@@ -222,13 +239,7 @@ pl_bitlock8_unlock(
     unsigned char *byte, unsigned char locked_bit, unsigned char parked_bit)
 {
 	PL__BITLOCK_CHECK("pl_bitlock8_unlock", byte, locked_bit, parked_bit);
-	unsigned char b = __atomic_load_n(byte, __ATOMIC_RELAXED);
-	if (PL_LIKELY((b & (locked_bit | parked_bit)) == locked_bit) &&
-	    PL_LIKELY(__atomic_compare_exchange_n(byte, &b,
-	        (unsigned char)(b & ~locked_bit), false, __ATOMIC_RELEASE,
-	        __ATOMIC_RELAXED)))
-		return;
-	pl__bitlock_unlock_slow(byte, 1, locked_bit, parked_bit, false);
+	pl__bitlock8_release(byte, locked_bit, parked_bit, false);
 }
 
 /* pl_bitlock8_unlock_fair - pl_bitlock_unlock_fair for a byte: hands the
@@ -239,13 +250,7 @@ pl_bitlock8_unlock_fair(
 {
 	PL__BITLOCK_CHECK(
 	    "pl_bitlock8_unlock_fair", byte, locked_bit, parked_bit);
-	unsigned char b = __atomic_load_n(byte, __ATOMIC_RELAXED);
-	if (PL_LIKELY((b & (locked_bit | parked_bit)) == locked_bit) &&
-	    PL_LIKELY(__atomic_compare_exchange_n(byte, &b,
-	        (unsigned char)(b & ~locked_bit), false, __ATOMIC_RELEASE,
-	        __ATOMIC_RELAXED)))
-		return;
-	pl__bitlock_unlock_slow(byte, 1, locked_bit, parked_bit, true);
+	pl__bitlock8_release(byte, locked_bit, parked_bit, true);
 }
 
 PL_END_DECLS
