@@ -326,29 +326,68 @@ conform_release(const struct conform_lock *l, bool fair)
 		l->unlock(l);
 }
 
-static inline void
-cf_mutex_lock(const struct conform_lock *l)
-{
-	pl_mutex_lock(l->obj);
-}
+/* The functions of the tables: lock, trylock, timedlock and unlock of a
+ * lock whose calls take the object alone, ... */
+#define CF_OPS(kind, type, lock_fn, trylock_fn, timedlock_fn, unlock_fn)       \
+	static inline void cf_##kind##_lock(const struct conform_lock *l)      \
+	{                                                                      \
+		lock_fn((type *)l->obj);                                       \
+	}                                                                      \
+	static inline bool cf_##kind##_trylock(const struct conform_lock *l)   \
+	{                                                                      \
+		return trylock_fn((type *)l->obj);                             \
+	}                                                                      \
+	static inline int cf_##kind##_timedlock(                               \
+	    const struct conform_lock *l, const struct timespec *dl)           \
+	{                                                                      \
+		return timedlock_fn((type *)l->obj, dl);                       \
+	}                                                                      \
+	static inline void cf_##kind##_unlock(const struct conform_lock *l)    \
+	{                                                                      \
+		(void)unlock_fn((type *)l->obj);                               \
+	}
 
-static inline bool
-cf_mutex_trylock(const struct conform_lock *l)
-{
-	return pl_mutex_trylock(l->obj);
-}
+/* ... and every function of a bit lock of that word type, whose calls
+ * (prefix_lock and so on) take the word and the two bits. */
+#define CF_BITS(type) (type *)l->obj, (type)l->locked_bit, (type)l->parked_bit
+#define CF_BIT_OPS(kind, type, prefix)                                         \
+	static inline void cf_##kind##_lock(const struct conform_lock *l)      \
+	{                                                                      \
+		prefix##_lock(CF_BITS(type));                                  \
+	}                                                                      \
+	static inline bool cf_##kind##_trylock(const struct conform_lock *l)   \
+	{                                                                      \
+		return prefix##_trylock(CF_BITS(type));                        \
+	}                                                                      \
+	static inline int cf_##kind##_timedlock(                               \
+	    const struct conform_lock *l, const struct timespec *dl)           \
+	{                                                                      \
+		return prefix##_timedlock(CF_BITS(type), dl);                  \
+	}                                                                      \
+	static inline void cf_##kind##_unlock(const struct conform_lock *l)    \
+	{                                                                      \
+		prefix##_unlock(CF_BITS(type));                                \
+	}                                                                      \
+	static inline void cf_##kind##_unlock_fair(                            \
+	    const struct conform_lock *l)                                      \
+	{                                                                      \
+		prefix##_unlock_fair(CF_BITS(type));                           \
+	}                                                                      \
+	static inline uintptr_t cf_##kind##_state(                             \
+	    const struct conform_lock *l)                                      \
+	{                                                                      \
+		return __atomic_load_n((type *)l->obj, __ATOMIC_RELAXED) &     \
+		    (l->locked_bit | l->parked_bit);                           \
+	}
 
-static inline int
-cf_mutex_timedlock(const struct conform_lock *l, const struct timespec *dl)
-{
-	return pl_mutex_timedlock(l->obj, dl);
-}
-
-static inline void
-cf_mutex_unlock(const struct conform_lock *l)
-{
-	pl_mutex_unlock(l->obj);
-}
+CF_OPS(mutex, pl_mutex_t, pl_mutex_lock, pl_mutex_trylock, pl_mutex_timedlock,
+    pl_mutex_unlock)
+CF_OPS(rmutex, pl_rmutex_t, pl_rmutex_lock, pl_rmutex_trylock,
+    pl_rmutex_timedlock, pl_rmutex_unlock)
+CF_OPS(wr, pl_rwlock_t, pl_rwlock_wrlock, pl_rwlock_trywrlock,
+    pl_rwlock_timedwrlock, pl_rwlock_wrunlock)
+CF_BIT_OPS(bit, uintptr_t, pl_bitlock)
+CF_BIT_OPS(bit8, unsigned char, pl_bitlock8)
 
 static inline void
 cf_mutex_unlock_fair(const struct conform_lock *l)
@@ -356,111 +395,55 @@ cf_mutex_unlock_fair(const struct conform_lock *l)
 	pl_mutex_unlock_fair(l->obj);
 }
 
+/* The word of a mutex, of an rmutex's mutex, or of a reader-writer lock. */
 static inline uintptr_t
-cf_mutex_state(const struct conform_lock *l)
+cf_word_state(const struct conform_lock *l)
 {
-	return __atomic_load_n(
-	    &((pl_mutex_t *)l->obj)->state, __ATOMIC_RELAXED);
+	if (l->park_addr != l->obj) /* a reader-writer lock */
+		return __atomic_load_n(
+		    &((pl_rwlock_t *)l->obj)->state, __ATOMIC_RELAXED);
+	return __atomic_load_n((unsigned char *)l->park_addr, __ATOMIC_RELAXED);
 }
+
+/* A table: its name, object, where it parks, its states held without
+ * and with waiters, the functions cf_KIND_*, its fair unlock and state. */
+#define CF_TABLE(nm, o, addr, held, parked, kind, fair, st)                    \
+	((struct conform_lock){ .name = (nm),                                  \
+	    .obj = (o),                                                        \
+	    .park_addr = (addr),                                               \
+	    .held_state = (held),                                              \
+	    .parked_state = (parked),                                          \
+	    .lock = cf_##kind##_lock,                                          \
+	    .trylock = cf_##kind##_trylock,                                    \
+	    .timedlock = cf_##kind##_timedlock,                                \
+	    .unlock = cf_##kind##_unlock,                                      \
+	    .unlock_fair = (fair),                                             \
+	    .state = (st) })
 
 static inline struct conform_lock
 conform_mutex(pl_mutex_t *m)
 {
-	return (struct conform_lock){ .name = "pl_mutex",
-		.obj = m,
-		.park_addr = m,
-		.held_state = PL_MUTEX_LOCKED,
-		.parked_state = PL_MUTEX_LOCKED | PL_MUTEX_PARKED,
-		.lock = cf_mutex_lock,
-		.trylock = cf_mutex_trylock,
-		.timedlock = cf_mutex_timedlock,
-		.unlock = cf_mutex_unlock,
-		.unlock_fair = cf_mutex_unlock_fair,
-		.state = cf_mutex_state };
+	return CF_TABLE("pl_mutex", m, m, PL_MUTEX_LOCKED,
+	    PL_MUTEX_LOCKED | PL_MUTEX_PARKED, mutex, cf_mutex_unlock_fair,
+	    cf_word_state);
 }
 
-static inline void
-cf_rmutex_lock(const struct conform_lock *l)
-{
-	pl_rmutex_lock(l->obj);
-}
-
-static inline bool
-cf_rmutex_trylock(const struct conform_lock *l)
-{
-	return pl_rmutex_trylock(l->obj);
-}
-
-static inline int
-cf_rmutex_timedlock(const struct conform_lock *l, const struct timespec *dl)
-{
-	return pl_rmutex_timedlock(l->obj, dl);
-}
-
-static inline void
-cf_rmutex_unlock(const struct conform_lock *l)
-{
-	pl_rmutex_unlock(l->obj);
-}
-
-static inline uintptr_t
-cf_rmutex_state(const struct conform_lock *l)
-{
-	pl_rmutex_t *m = l->obj;
-	return __atomic_load_n(&m->lock.state, __ATOMIC_RELAXED);
-}
-
-/* The owner's own recursion is not generic: tests/test_rmutex.c. */
+/* Its mutex comes first, so that it parks on its own address.  The
+ * owner's own recursion is not generic: tests/test_rmutex.c. */
 static inline struct conform_lock
 conform_rmutex(pl_rmutex_t *m)
 {
-	return (struct conform_lock){ .name = "pl_rmutex",
-		.obj = m,
-		.park_addr = &m->lock,
-		.held_state = PL_MUTEX_LOCKED,
-		.parked_state = PL_MUTEX_LOCKED | PL_MUTEX_PARKED,
-		.lock = cf_rmutex_lock,
-		.trylock = cf_rmutex_trylock,
-		.timedlock = cf_rmutex_timedlock,
-		.unlock = cf_rmutex_unlock,
-		.state = cf_rmutex_state };
+	_Static_assert(offsetof(pl_rmutex_t, lock) == 0, "the rmutex's mutex");
+	return CF_TABLE("pl_rmutex", m, &m->lock, PL_MUTEX_LOCKED,
+	    PL_MUTEX_LOCKED | PL_MUTEX_PARKED, rmutex, NULL, cf_word_state);
 }
 
-static inline void
-cf_bit_lock(const struct conform_lock *l)
+static inline struct conform_lock
+cf_with_bits(struct conform_lock l, uintptr_t locked_bit, uintptr_t parked_bit)
 {
-	pl_bitlock_lock(l->obj, l->locked_bit, l->parked_bit);
-}
-
-static inline bool
-cf_bit_trylock(const struct conform_lock *l)
-{
-	return pl_bitlock_trylock(l->obj, l->locked_bit, l->parked_bit);
-}
-
-static inline int
-cf_bit_timedlock(const struct conform_lock *l, const struct timespec *dl)
-{
-	return pl_bitlock_timedlock(l->obj, l->locked_bit, l->parked_bit, dl);
-}
-
-static inline void
-cf_bit_unlock(const struct conform_lock *l)
-{
-	pl_bitlock_unlock(l->obj, l->locked_bit, l->parked_bit);
-}
-
-static inline void
-cf_bit_unlock_fair(const struct conform_lock *l)
-{
-	pl_bitlock_unlock_fair(l->obj, l->locked_bit, l->parked_bit);
-}
-
-static inline uintptr_t
-cf_bit_state(const struct conform_lock *l)
-{
-	return __atomic_load_n((uintptr_t *)l->obj, __ATOMIC_RELAXED) &
-	    (l->locked_bit | l->parked_bit);
+	l.locked_bit = locked_bit;
+	l.parked_bit = parked_bit;
+	return l;
 }
 
 /* The other bits of the word are the caller's: the bodies leave them
@@ -468,109 +451,20 @@ cf_bit_state(const struct conform_lock *l)
 static inline struct conform_lock
 conform_bitlock(uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit)
 {
-	return (struct conform_lock){ .name = "pl_bitlock",
-		.obj = word,
-		.locked_bit = locked_bit,
-		.parked_bit = parked_bit,
-		.park_addr = word,
-		.held_state = locked_bit,
-		.parked_state = locked_bit | parked_bit,
-		.lock = cf_bit_lock,
-		.trylock = cf_bit_trylock,
-		.timedlock = cf_bit_timedlock,
-		.unlock = cf_bit_unlock,
-		.unlock_fair = cf_bit_unlock_fair,
-		.state = cf_bit_state };
-}
-
-#define CF_B(x) ((unsigned char)(x))
-
-static inline void
-cf_bit8_lock(const struct conform_lock *l)
-{
-	pl_bitlock8_lock(l->obj, CF_B(l->locked_bit), CF_B(l->parked_bit));
-}
-
-static inline bool
-cf_bit8_trylock(const struct conform_lock *l)
-{
-	return pl_bitlock8_trylock(
-	    l->obj, CF_B(l->locked_bit), CF_B(l->parked_bit));
-}
-
-static inline int
-cf_bit8_timedlock(const struct conform_lock *l, const struct timespec *dl)
-{
-	return pl_bitlock8_timedlock(
-	    l->obj, CF_B(l->locked_bit), CF_B(l->parked_bit), dl);
-}
-
-static inline void
-cf_bit8_unlock(const struct conform_lock *l)
-{
-	pl_bitlock8_unlock(l->obj, CF_B(l->locked_bit), CF_B(l->parked_bit));
-}
-
-static inline void
-cf_bit8_unlock_fair(const struct conform_lock *l)
-{
-	pl_bitlock8_unlock_fair(
-	    l->obj, CF_B(l->locked_bit), CF_B(l->parked_bit));
-}
-
-static inline uintptr_t
-cf_bit8_state(const struct conform_lock *l)
-{
-	return __atomic_load_n((unsigned char *)l->obj, __ATOMIC_RELAXED) &
-	    (l->locked_bit | l->parked_bit);
+	return cf_with_bits(
+	    CF_TABLE("pl_bitlock", word, word, locked_bit,
+	        locked_bit | parked_bit, bit, cf_bit_unlock_fair, cf_bit_state),
+	    locked_bit, parked_bit);
 }
 
 static inline struct conform_lock
 conform_bitlock8(
     unsigned char *byte, unsigned char locked_bit, unsigned char parked_bit)
 {
-	struct conform_lock l = conform_bitlock(NULL, locked_bit, parked_bit);
-	l.name = "pl_bitlock8";
-	l.obj = byte;
-	l.park_addr = byte;
-	l.lock = cf_bit8_lock;
-	l.trylock = cf_bit8_trylock;
-	l.timedlock = cf_bit8_timedlock;
-	l.unlock = cf_bit8_unlock;
-	l.unlock_fair = cf_bit8_unlock_fair;
-	l.state = cf_bit8_state;
-	return l;
-}
-
-static inline void
-cf_wr_lock(const struct conform_lock *l)
-{
-	pl_rwlock_wrlock(l->obj);
-}
-
-static inline bool
-cf_wr_trylock(const struct conform_lock *l)
-{
-	return pl_rwlock_trywrlock(l->obj);
-}
-
-static inline int
-cf_wr_timedlock(const struct conform_lock *l, const struct timespec *dl)
-{
-	return pl_rwlock_timedwrlock(l->obj, dl);
-}
-
-static inline void
-cf_wr_unlock(const struct conform_lock *l)
-{
-	pl_rwlock_wrunlock(l->obj);
-}
-
-static inline uintptr_t
-cf_wr_state(const struct conform_lock *l)
-{
-	return __atomic_load_n(
-	    &((pl_rwlock_t *)l->obj)->state, __ATOMIC_RELAXED);
+	return cf_with_bits(CF_TABLE("pl_bitlock8", byte, byte, locked_bit,
+	                        locked_bit | parked_bit, bit8,
+	                        cf_bit8_unlock_fair, cf_bit8_state),
+	    locked_bit, parked_bit);
 }
 
 /* The writer side of a reader-writer lock; writers park one byte into
@@ -578,16 +472,9 @@ cf_wr_state(const struct conform_lock *l)
 static inline struct conform_lock
 conform_rwlock_writer(pl_rwlock_t *rw)
 {
-	return (struct conform_lock){ .name = "pl_rwlock (writers)",
-		.obj = rw,
-		.park_addr = (const char *)rw + 1,
-		.held_state = PL_RWLOCK_WRITER,
-		.parked_state = PL_RWLOCK_WRITER | PL_RWLOCK_WRITER_PARKED,
-		.lock = cf_wr_lock,
-		.trylock = cf_wr_trylock,
-		.timedlock = cf_wr_timedlock,
-		.unlock = cf_wr_unlock,
-		.state = cf_wr_state };
+	return CF_TABLE("pl_rwlock (writers)", rw, (const char *)rw + 1,
+	    PL_RWLOCK_WRITER, PL_RWLOCK_WRITER | PL_RWLOCK_WRITER_PARKED, wr,
+	    NULL, cf_word_state);
 }
 
 /* ------------------------------------------------------------------ */
@@ -759,6 +646,31 @@ cf_excl_main(void *arg)
 	return NULL;
 }
 
+enum { CF_MAXT = 16 };
+
+/* A team for l, of iters (scaled) iterations each. */
+static inline struct cf_team *
+cf_team_new(const struct conform_lock *l, unsigned long iters)
+{
+	struct cf_team *x = calloc(1, sizeof *x);
+	x->l = l;
+	x->iters = iters / conform_scale;
+	x->seed = conform_now_ns();
+	return x;
+}
+
+/* Start n threads of fn on x, let them go and wait for them; false (after
+ * a failure) if they did not finish. */
+static inline bool
+cf_team_run(struct cf_team *x, unsigned n, void *(*fn)(void *))
+{
+	pthread_t t[CF_MAXT];
+	for (unsigned i = 0; i < n; i++)
+		t[i] = conform_spawn(fn, x);
+	CF_STORE(&x->go, 1);
+	return conform_join(x->l->name, "their loops", t, n, &x->done);
+}
+
 /* nthreads threads, iters (scaled) lock-increment-unlock each, every
  * fair_every-th unlock fair (0: none), a yield inside every yield_every
  * (0: none).  The exact total, then the lock at rest. */
@@ -766,19 +678,11 @@ static inline bool
 conform_exclusion(const struct conform_lock *l, unsigned nthreads,
     unsigned long iters, unsigned fair_every, unsigned yield_every)
 {
-	enum { MAXT = 16 };
-	pthread_t t[MAXT];
-	struct cf_team *x = calloc(1, sizeof *x);
-	if (nthreads > MAXT)
-		nthreads = MAXT;
-	x->l = l;
-	x->iters = iters / conform_scale;
+	struct cf_team *x = cf_team_new(l, iters);
+	nthreads = nthreads < CF_MAXT ? nthreads : CF_MAXT;
 	x->fair_every = l->unlock_fair != NULL ? fair_every : 0;
 	x->yield_every = yield_every;
-	for (unsigned i = 0; i < nthreads; i++)
-		t[i] = conform_spawn(cf_excl_main, x);
-	CF_STORE(&x->go, 1);
-	if (!conform_join(l->name, "their loops", t, nthreads, &x->done))
+	if (!cf_team_run(x, nthreads, cf_excl_main))
 		return false;
 	long want = (long)nthreads * (long)x->iters;
 	CONFORM_CHECK(x->counter == want,
@@ -809,18 +713,9 @@ static inline bool
 conform_mixed(
     const struct conform_lock *l, unsigned nthreads, unsigned long iters)
 {
-	enum { MAXT = 16 };
-	pthread_t t[MAXT];
-	struct cf_team *x = calloc(1, sizeof *x);
-	if (nthreads > MAXT)
-		nthreads = MAXT;
-	x->l = l;
-	x->iters = iters / conform_scale;
-	x->seed = conform_now_ns();
-	for (unsigned i = 0; i < nthreads; i++)
-		t[i] = conform_spawn(cf_mixed_main, x);
-	CF_STORE(&x->go, 1);
-	if (!conform_join(l->name, "their operations", t, nthreads, &x->done))
+	struct cf_team *x = cf_team_new(l, iters);
+	nthreads = nthreads < CF_MAXT ? nthreads : CF_MAXT;
+	if (!cf_team_run(x, nthreads, cf_mixed_main))
 		return false;
 	CONFORM_CHECK(x->ck.bad == 0, "%s: %lu errors, the first: %s", l->name,
 	    x->ck.bad, x->ck.first ? x->ck.first : "");
