@@ -64,10 +64,18 @@
 #define CONFORM_WAIT_END() ((void)0)
 #endif
 
+/* Every failure goes through CF_FAIL, which counts it: an includer whose
+ * CONFORM_FAIL returns sees whether a body failed. */
+static unsigned long conform_failures;
+#define CF_FAIL(...)                                                           \
+	do {                                                                   \
+		conform_failures++;                                            \
+		CONFORM_FAIL(__VA_ARGS__);                                     \
+	} while (0)
 #define CONFORM_CHECK(cond, ...)                                               \
 	do {                                                                   \
 		if (!(cond))                                                   \
-			CONFORM_FAIL(__VA_ARGS__);                             \
+			CF_FAIL(__VA_ARGS__);                                  \
 	} while (0)
 
 #define CF_US ((uint64_t)1000)
@@ -206,7 +214,7 @@ conform_spawn(void *(*fn)(void *), void *arg)
 	pthread_t t;
 	int rc = pthread_create(&t, NULL, fn, arg);
 	if (rc != 0) {
-		CONFORM_FAIL("pthread_create: %s", strerror(rc));
+		CF_FAIL("pthread_create: %s", strerror(rc));
 		abort();
 	}
 	return t;
@@ -233,8 +241,8 @@ conform_join(const char *name, const char *what, pthread_t *t, unsigned n,
     const unsigned long *done)
 {
 	if (!conform_wait_ge(done, n, conform_finish_ns)) {
-		CONFORM_FAIL("%s: %lu of %u threads finished %s in %.0f s: a "
-		             "lost wakeup?",
+		CF_FAIL("%s: %lu of %u threads finished %s in %.0f s: a "
+		        "lost wakeup?",
 		    name, CF_LOAD(done), n, what,
 		    (double)conform_finish_ns / 1e9);
 		return false;
@@ -861,7 +869,7 @@ conform_timedlock(const struct conform_lock *l)
 	pthread_t ht;
 	struct cf_holder *h = cf_holder_start(l, false, &ht);
 	if (!conform_wait_ge(&h->held, 1, conform_wait_ns)) {
-		CONFORM_FAIL("%s: the holder never got the free lock", n);
+		CF_FAIL("%s: the holder never got the free lock", n);
 		return;
 	}
 	for (size_t i = 0; i < CONFORM_NBAD; i++)
@@ -914,14 +922,14 @@ conform_timedlock(const struct conform_lock *l)
 	CONFORM_CHECK(l->timedlock(l, &dl) == 0, "%s: free, 50 ms", n);
 	h = cf_holder_start(l, true, &ht);
 	if (!conform_wait_parked(l->park_addr, 1)) {
-		CONFORM_FAIL("%s: the timed waiter did not park", n);
+		CF_FAIL("%s: the timed waiter did not park", n);
 		return;
 	}
 	conform_check_held(l, true, "with a timed waiter parked");
 	l->unlock(l);
 	if (!conform_wait_ge(&h->held, 1, conform_wait_ns)) {
-		CONFORM_FAIL("%s: the parked timed waiter never got the lock "
-		             "released",
+		CF_FAIL("%s: the parked timed waiter never got the lock "
+		        "released",
 		    n);
 		return;
 	}
@@ -1067,7 +1075,7 @@ conform_handoff(const struct conform_lock *l)
 		l->lock(l);
 		struct cf_holder *h = cf_holder_start(l, false, &t);
 		if (!conform_wait_parked(l->park_addr, 1)) {
-			CONFORM_FAIL("%s: the waiter did not park", n);
+			CF_FAIL("%s: the waiter did not park", n);
 			return;
 		}
 		conform_check_held(l, true, "with a waiter parked");
@@ -1087,7 +1095,7 @@ conform_handoff(const struct conform_lock *l)
 			    n);
 		}
 		if (!conform_wait_ge(&h->held, 1, conform_wait_ns)) {
-			CONFORM_FAIL("%s: the waiter never got the lock", n);
+			CF_FAIL("%s: the waiter never got the lock", n);
 			return;
 		}
 		if (!prime) {
@@ -1149,7 +1157,7 @@ conform_no_lost_wakeup(const struct conform_lock *l)
 		for (int i = 0; i < CF_LW_WAITERS; i++)
 			t[i] = conform_spawn(cf_lw_main, w);
 		if (!conform_wait_parked(l->park_addr, CF_LW_WAITERS)) {
-			CONFORM_FAIL("%s: round %d: %zu of %d waiters parked",
+			CF_FAIL("%s: round %d: %zu of %d waiters parked",
 			    l->name, round, conform_parked(l->park_addr),
 			    CF_LW_WAITERS);
 			return false;
@@ -1258,7 +1266,7 @@ conform_fairness(const struct conform_lock *l)
 	if (!conform_wait_ge(&f->hog_iters[0], 20, conform_wait_ns) ||
 	    !conform_wait_ge(&f->hog_iters[1], 20, conform_wait_ns)) {
 		CF_STORE(&f->stop, 1);
-		CONFORM_FAIL("%s: the hogs are not looping", l->name);
+		CF_FAIL("%s: the hogs are not looping", l->name);
 		return;
 	}
 	w = conform_spawn(cf_fair_waiter, f);
@@ -1286,20 +1294,32 @@ conform_fairness(const struct conform_lock *l)
 }
 
 /* ------------------------------------------------------------------ */
-/* Every body, for an includer that runs them all in a row (torture).  */
+/* Every body, for an includer that runs them all in a row (torture), */
+/* up to the first that fails.                                        */
 
 static inline void
 conform_all(const struct conform_lock *l)
 {
+	/* After a failure the lock may still be in use by threads left
+	 * behind: the bodies that follow would only see their damage. */
+	unsigned long f = conform_failures;
 	conform_exclusion(l, 8, 200000, 0, 0);
-	conform_exclusion(l, 8, 200000, 64, 0);
-	conform_mixed(l, 4, 20000);
-	conform_trylock(l);
-	conform_timedlock(l);
-	conform_timed_contended(l);
-	conform_no_lost_wakeup(l);
-	conform_fairness(l);
-	conform_handoff(l); /* last: see there */
+	if (conform_failures == f)
+		conform_exclusion(l, 8, 200000, 64, 0);
+	if (conform_failures == f)
+		conform_mixed(l, 4, 20000);
+	if (conform_failures == f)
+		conform_trylock(l);
+	if (conform_failures == f)
+		conform_timedlock(l);
+	if (conform_failures == f)
+		conform_timed_contended(l);
+	if (conform_failures == f)
+		conform_no_lost_wakeup(l);
+	if (conform_failures == f)
+		conform_fairness(l);
+	if (conform_failures == f)
+		conform_handoff(l); /* last: see there */
 }
 
 #endif /* PL_CONFORM_H */

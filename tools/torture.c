@@ -375,7 +375,7 @@ lock_op(struct slot *s)
 /* The busted lock: test, yield, then set.  Two threads can both see it
  * free before either sets it. */
 static bool
-busted_trylock(const struct conform_lock *l)
+cf_busted_trylock(const struct conform_lock *l)
 {
 	if (LOAD((unsigned char *)l->obj))
 		return false;
@@ -385,24 +385,24 @@ busted_trylock(const struct conform_lock *l)
 }
 
 static void
-busted_lock(const struct conform_lock *l)
+cf_busted_lock(const struct conform_lock *l)
 {
-	while (!busted_trylock(l))
+	while (!cf_busted_trylock(l))
 		sched_yield();
 }
 
 static int
-busted_timedlock(const struct conform_lock *l, const struct timespec *dl)
+cf_busted_timedlock(const struct conform_lock *l, const struct timespec *dl)
 {
 	if (dl &&
 	    (dl->tv_sec < 0 || dl->tv_nsec < 0 || dl->tv_nsec >= 1000000000L))
 		return EINVAL;
-	busted_lock(l);
+	cf_busted_lock(l);
 	return 0;
 }
 
 static void
-busted_unlock(const struct conform_lock *l)
+cf_busted_unlock(const struct conform_lock *l)
 {
 	STORE((unsigned char *)l->obj, 0);
 }
@@ -657,23 +657,8 @@ cond_kick(struct run *r)
 /* ---- rwlock ------------------------------------------------------------- */
 
 /* The readers' side as a struct conform_lock, for conform_acquire. */
-static void
-rd_lock(const struct conform_lock *l)
-{
-	pl_rwlock_rdlock(l->obj);
-}
-
-static bool
-rd_trylock(const struct conform_lock *l)
-{
-	return pl_rwlock_tryrdlock(l->obj);
-}
-
-static int
-rd_timedlock(const struct conform_lock *l, const struct timespec *dl)
-{
-	return pl_rwlock_timedrdlock(l->obj, dl);
-}
+CF_OPS(rd, pl_rwlock_t, pl_rwlock_rdlock, pl_rwlock_tryrdlock,
+    pl_rwlock_timedrdlock, pl_rwlock_rdunlock)
 
 /* Inside: a writer alone, a reader beside no writer. */
 static void
@@ -1246,23 +1231,13 @@ run_init(struct run *r, bool is_child)
 		struct conform_lock *lk = &r->ls[P_MUTEX].lk[i];
 		*lk = conform_mutex(&r->mtx[i]);
 		if (opt.busted)
-			*lk = (struct conform_lock){ .name = "busted lock",
-				.obj = &r->busted[i],
-				.held_state = 1,
-				.lock = busted_lock,
-				.trylock = busted_trylock,
-				.timedlock = busted_timedlock,
-				.unlock = busted_unlock,
-				.state = busted_state };
+			*lk = CF_TABLE("busted lock", &r->busted[i],
+			    &r->busted[i], 1, 1, busted, NULL, busted_state);
 		r->ls[P_RMUTEX].lk[i] = conform_rmutex(&r->rmtx[i]);
 		r->ls[P_RMUTEX].lk[i].inside = rmutex_inside;
 		r->ls[P_RWLOCK].lk[i] = conform_rwlock_writer(&r->rw[i].l);
-		lk = &r->rd.lk[i];
-		*lk = conform_rwlock_writer(&r->rw[i].l);
-		lk->name = "pl_rwlock (readers)";
-		lk->lock = rd_lock;
-		lk->trylock = rd_trylock;
-		lk->timedlock = rd_timedlock;
+		r->rd.lk[i] = CF_TABLE("pl_rwlock (readers)", &r->rw[i].l,
+		    &r->rw[i].l, 0, 0, rd, NULL, cf_word_state);
 	}
 	struct conform_lock *lk = r->ls[P_BITLOCK].lk;
 	lk[0] = conform_bitlock(&r->word, WA_L, WA_P);
@@ -1295,8 +1270,8 @@ conformance_pass(void)
 		{ P_BITLOCK, conform_bitlock8(&b, BC_L, BC_P) },
 		{ P_RWLOCK, conform_rwlock_writer(&rw) },
 	};
-	conform_wait_ns = opt.stall_ns;
-	conform_finish_ns = 2 * opt.stall_ns;
+	conform_wait_ns = opt.stall_ns + NS;
+	conform_finish_ns = 2 * opt.stall_ns + 2 * NS;
 	conform_scale = UNDER_TSAN ? 20 : 4;
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		if (!ENABLED(t[i].prim) || (opt.busted && i > 0))
