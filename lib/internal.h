@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Every internal interface at once, for the tests that link the
- * convenience library (tests/testutil.h, tests/*.c).  The files of lib/
+ * convenience library (tests/testutil.h and the suites).  The files of lib/
  * never include it: each includes the headers of what it uses.
  */
 #ifndef PARKINGLOT_INTERNAL_H
