@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests of the bit locks: exclusion for words and bytes, other bits kept
- * under concurrent atomic flips, two locks in one word (exclusion, and an
- * unlock waking only its own lock's waiters), a lock in a pointer's low
- * bits, bad arguments and unlock misuse, fair hand-off, lost wakeups.
+ * Tests of what only the bit locks do: other bits kept under concurrent
+ * atomic flips, two locks in one word (exclusion, and an unlock waking
+ * only its own lock's waiters), a lock in a pointer's low bits, bad
+ * arguments and unlock misuse.  What every lock does (exclusion, trylock,
+ * timed lock, fair hand-off, lost wakeups, fairness) is in
+ * tests/test_conform.c, for both widths.
  */
 
 #include "testutil.h"
@@ -18,148 +20,8 @@ word_of(const uintptr_t *w)
 	return __atomic_load_n(w, __ATOMIC_RELAXED);
 }
 
-static unsigned char
-byte_of(const unsigned char *b)
-{
-	return __atomic_load_n(b, __ATOMIC_RELAXED);
-}
-
-/* A bit lock of either width, so that one test body serves both. */
-struct lk {
-	uintptr_t *word; /* the word, or NULL for a byte lock */
-	unsigned char *byte;
-	uintptr_t locked, parked;
-};
-
-static void
-lk_lock(const struct lk *l)
-{
-	if (l->word)
-		pl_bitlock_lock(l->word, l->locked, l->parked);
-	else
-		pl_bitlock8_lock(l->byte, (unsigned char)l->locked,
-		    (unsigned char)l->parked);
-}
-
-static bool
-lk_trylock(const struct lk *l)
-{
-	if (l->word)
-		return pl_bitlock_trylock(l->word, l->locked, l->parked);
-	return pl_bitlock8_trylock(
-	    l->byte, (unsigned char)l->locked, (unsigned char)l->parked);
-}
-
-static void
-lk_unlock(const struct lk *l, bool fair)
-{
-	if (l->word && fair)
-		pl_bitlock_unlock_fair(l->word, l->locked, l->parked);
-	else if (l->word)
-		pl_bitlock_unlock(l->word, l->locked, l->parked);
-	else if (fair)
-		pl_bitlock8_unlock_fair(l->byte, (unsigned char)l->locked,
-		    (unsigned char)l->parked);
-	else
-		pl_bitlock8_unlock(l->byte, (unsigned char)l->locked,
-		    (unsigned char)l->parked);
-}
-
-static uintptr_t
-lk_value(const struct lk *l)
-{
-	return l->word ? word_of(l->word) : byte_of(l->byte);
-}
-
-static const void *
-lk_addr(const struct lk *l)
-{
-	return l->word ? (const void *)l->word : (const void *)l->byte;
-}
-
 /* ------------------------------------------------------------------ */
-/* 1. exclusion, both widths; also lost wakeups (yield inside)          */
-
-enum { EX_THREADS = 4, EX_ITERS = 20000 };
-
-struct excl {
-	struct lk l;
-	long counter;        /* plain: only the bit lock protects it */
-	unsigned fair_every; /* 0: never unlock_fair */
-	struct tu_barrier start;
-	size_t finished; /* atomic */
-};
-
-static void *
-excl_main(void *arg)
-{
-	struct excl *e = arg;
-	tu_barrier_wait(&e->start);
-	for (int i = 0; i < EX_ITERS; i++) {
-		lk_lock(&e->l);
-		long v = e->counter;
-		if (i % 100 == 0)
-			sched_yield(); /* make the others park */
-		e->counter = v + 1;
-		lk_unlock(
-		    &e->l, e->fair_every != 0 && i % (int)e->fair_every == 0);
-	}
-	__atomic_fetch_add(&e->finished, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
-static void
-run_exclusion(struct lk l, unsigned fair_every)
-{
-	static struct excl e;
-	memset(&e, 0, sizeof(e));
-	e.l = l;
-	e.fair_every = fair_every;
-	uintptr_t others = lk_value(&l) & ~(l.locked | l.parked);
-	tu_barrier_init(&e.start, EX_THREADS);
-	pthread_t t[EX_THREADS];
-	for (int i = 0; i < EX_THREADS; i++)
-		t[i] = tu_spawn(excl_main, &e);
-	cr_assert(tu_wait_size_ge(&e.finished, EX_THREADS, 40 * TU_SEC),
-	    "%zu of %d threads finished in 40 s: a lost wakeup?",
-	    __atomic_load_n(&e.finished, __ATOMIC_ACQUIRE), EX_THREADS);
-	for (int i = 0; i < EX_THREADS; i++)
-		tu_join(t[i]);
-	tu_barrier_destroy(&e.start);
-	cr_assert(e.counter == (long)EX_THREADS * EX_ITERS,
-	    "counter %ld, expected %ld: exclusion broken", e.counter,
-	    (long)EX_THREADS * EX_ITERS);
-	cr_assert(lk_value(&l) == others,
-	    "value %#jx at the end, expected "
-	    "%#jx",
-	    (uintmax_t)lk_value(&l), (uintmax_t)others);
-	cr_assert(count_parked(lk_addr(&l)) == 0);
-}
-
-Test(bitlock, exclusion_word_4_threads, .timeout = 60)
-{
-	static uintptr_t w;
-	w = 0;
-	run_exclusion((struct lk){ &w, NULL, 1, 2 }, 0);
-}
-
-Test(bitlock, exclusion_byte_4_threads, .timeout = 60)
-{
-	/* High bits as the lock, low bits the caller's (kept). */
-	static unsigned char b;
-	b = 0x25;
-	run_exclusion((struct lk){ NULL, &b, 0x80, 0x10 }, 0);
-}
-
-Test(bitlock, no_lost_wakeup_with_fair_unlocks, .timeout = 60)
-{
-	static uintptr_t w;
-	w = (uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1); /* a caller's bit */
-	run_exclusion((struct lk){ &w, NULL, 4, 64 }, 7);
-}
-
-/* ------------------------------------------------------------------ */
-/* 2. other bits are kept while other threads flip them                */
+/* 1. other bits are kept while other threads flip them                */
 
 enum { FL_LOCKERS = 2, FL_FLIPPERS = 2, FL_ROUNDS = 20000 };
 #define FL_HIGH ((uintptr_t)0x5a0000) /* caller's bits nobody changes */
@@ -257,7 +119,7 @@ Test(bitlock, other_bits_kept_under_concurrent_flips, .timeout = 60)
 }
 
 /* ------------------------------------------------------------------ */
-/* 3. two locks in one word                                            */
+/* 2. two locks in one word                                            */
 
 #define A_L ((uintptr_t)1)
 #define A_P ((uintptr_t)2)
@@ -431,7 +293,7 @@ Test(bitlock, unlock_wakes_only_its_own_waiters, .timeout = 30)
 }
 
 /* ------------------------------------------------------------------ */
-/* 4. a lock in a pointer's low bits                                   */
+/* 3. a lock in a pointer's low bits                                   */
 
 struct node {
 	_Alignas(8) long payload[4];
@@ -496,66 +358,7 @@ Test(bitlock, pointer_low_bits_as_lock, .timeout = 60)
 }
 
 /* ------------------------------------------------------------------ */
-/* 5. fair unlock hands off                                            */
-
-struct fair_waiter {
-	struct lk l;
-	int got;     /* atomic */
-	int release; /* atomic */
-};
-
-static void *
-fair_waiter_main(void *arg)
-{
-	struct fair_waiter *f = arg;
-	lk_lock(&f->l);
-	__atomic_store_n(&f->got, 1, __ATOMIC_RELEASE);
-	tu_wait_int_eq(&f->release, 1, TU_WAIT_NS);
-	lk_unlock(&f->l, false);
-	return NULL;
-}
-
-static void
-check_handoff(struct lk l)
-{
-	uintptr_t others = lk_value(&l) & ~(l.locked | l.parked);
-	struct fair_waiter f = { l, 0, 0 };
-	cr_assert(lk_trylock(&l));
-	pthread_t t = tu_spawn(fair_waiter_main, &f);
-	ASSERT_PARKED(lk_addr(&l), 1);
-	cr_assert(lk_value(&l) == (others | l.locked | l.parked));
-
-	lk_unlock(&l, true);
-	/* The lock went to the waiter: nobody, not even the unlocker, can
-	 * take it. */
-	cr_assert(!lk_trylock(&l),
-	    "trylock succeeded right after unlock_fair: no hand-off");
-	cr_assert(tu_wait_int_eq(&f.got, 1, TU_WAIT_NS),
-	    "the waiter never got the lock");
-	cr_assert(!lk_trylock(&l));
-	cr_assert(lk_value(&l) == (others | l.locked),
-	    "value %#jx while the waiter holds it alone",
-	    (uintmax_t)lk_value(&l));
-	__atomic_store_n(&f.release, 1, __ATOMIC_RELEASE);
-	tu_join(t);
-	cr_assert(lk_value(&l) == others);
-	cr_assert(lk_trylock(&l), "trylock failed after the waiter unlocked");
-	lk_unlock(&l, true); /* nobody waiting: a plain unlock */
-	cr_assert(lk_value(&l) == others);
-}
-
-Test(bitlock, unlock_fair_hands_off, .timeout = 30)
-{
-	static uintptr_t w;
-	static unsigned char b;
-	w = 0xff00;
-	b = 0x0c;
-	check_handoff((struct lk){ &w, NULL, 0x10, 0x1 });
-	check_handoff((struct lk){ NULL, &b, 0x1, 0x80 });
-}
-
-/* ------------------------------------------------------------------ */
-/* 6. misuse aborts with a message                                      */
+/* 4. misuse aborts with a message                                      */
 
 static uintptr_t bad_word;
 static unsigned char bad_byte;
@@ -696,80 +499,4 @@ Test(bitlock, unlock_of_unlocked_aborts, .timeout = 30)
 	}
 	bad_word = 0;
 	bad_byte = 0;
-}
-
-/* The timed bit lock on a word shared with another bit lock and with the
- * caller's bits: a waiter that times out leaves every other bit as it
- * was, and, as the last waiter on the word, clears its parked bit. */
-static uintptr_t timed_word;
-
-static void *
-timed_waiter(void *arg)
-{
-	(void)arg;
-	struct timespec d = tu_deadline_in(20 * TU_MS);
-	return (void *)(intptr_t)pl_bitlock_timedlock(
-	    &timed_word, 0x10, 0x20, &d);
-}
-
-Test(bitlock, timedlock_times_out_and_leaves_other_bits, .timeout = 30)
-{
-	timed_word = 0x1000 | 0x10; /* a caller's bit; the lock held */
-	pl_bitlock_lock(&timed_word, 0x1, 0x2); /* another lock of the word */
-	pthread_t t = tu_spawn(timed_waiter, NULL);
-	cr_assert_eq((intptr_t)tu_join(t), ETIMEDOUT);
-	cr_assert_eq(__atomic_load_n(&timed_word, __ATOMIC_RELAXED),
-	    (uintptr_t)(0x1000 | 0x10 | 0x1), "word %#lx",
-	    (unsigned long)timed_word);
-	pl_bitlock_unlock(&timed_word, 0x1, 0x2);
-	pl_bitlock_unlock(&timed_word, 0x10, 0x20);
-	cr_assert_eq(timed_word, (uintptr_t)0x1000);
-}
-
-Test(bitlock, timedlock_rules_of_the_mutex, .timeout = 30)
-{
-	uintptr_t w = 0;
-	unsigned char b = 0;
-	struct timespec past = tu_deadline_in(-TU_MS), bad = { 0, -1 };
-	/* Free: taken whatever the deadline. */
-	cr_assert_eq(pl_bitlock_timedlock(&w, 0x4, 0x8, &past), 0);
-	cr_assert_eq(w, (uintptr_t)0x4);
-	cr_assert_eq(pl_bitlock8_timedlock(&b, 0x40, 0x80, NULL), 0);
-	cr_assert_eq(b, 0x40);
-	/* Held, deadline passed: ETIMEDOUT at once, nothing parked. */
-	cr_assert_eq(pl_bitlock_timedlock(&w, 0x4, 0x8, &past), ETIMEDOUT);
-	cr_assert_eq(pl_bitlock8_timedlock(&b, 0x40, 0x80, &past), ETIMEDOUT);
-	cr_assert_eq(w, (uintptr_t)0x4);
-	cr_assert_eq(b, 0x40);
-	/* Malformed: EINVAL before any attempt, held or not. */
-	cr_assert_eq(pl_bitlock_timedlock(&w, 0x4, 0x8, &bad), EINVAL);
-	cr_assert_eq(pl_bitlock8_timedlock(&b, 0x1, 0x2, &bad), EINVAL);
-	cr_assert_eq(b, 0x40);
-	pl_bitlock_unlock(&w, 0x4, 0x8);
-	pl_bitlock8_unlock(&b, 0x40, 0x80);
-}
-
-/* A timed waiter gets the lock when it is released before its deadline. */
-static unsigned char timed_byte;
-
-static void *
-timed_byte_waiter(void *arg)
-{
-	(void)arg;
-	struct timespec d = tu_deadline_in(TU_WAIT_NS);
-	int rc = pl_bitlock8_timedlock(&timed_byte, 0x2, 0x1, &d);
-	if (rc == 0)
-		pl_bitlock8_unlock(&timed_byte, 0x2, 0x1);
-	return (void *)(intptr_t)rc;
-}
-
-Test(bitlock, timedlock_gets_a_released_lock, .timeout = 30)
-{
-	pl_bitlock8_lock(&timed_byte, 0x2, 0x1);
-	pthread_t t = tu_spawn(timed_byte_waiter, NULL);
-	/* Released once the waiter is parked on the byte. */
-	cr_assert(wait_parked(&timed_byte, 1, TU_WAIT_NS));
-	pl_bitlock8_unlock(&timed_byte, 0x2, 0x1);
-	cr_assert_eq((intptr_t)tu_join(t), 0);
-	cr_assert_eq(timed_byte, 0);
 }

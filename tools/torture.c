@@ -7,62 +7,34 @@
  *                 [--interval S] [--busted] [--seed N] [--no-fork]
  *                 [--stall-ms N]
  *
- * For each primitive (mutex, rmutex, cond, rwlock, once, bitlock, park),
- * --threads workers (default 4) hammer a few shared objects with random
- * operations, random hold times (1 in 1000 holds sleeps about 1 ms),
- * random deadlines (past, malformed, microseconds to 100 ms away) and fair
- * and unfair unlocks, and check on every operation:
+ * First a conformance pass: the bodies of tests/conform.h (lighter than in
+ * tests/test_conform) for the mutex, the rmutex, a bit lock of each width
+ * and the rwlock's writers.  Then --threads workers (default 4) for each
+ * primitive hammer shared objects with random operations, holds, deadlines
+ * (past, malformed, up to 100 ms away) and fair and plain unlocks.  The
+ * mutex, rmutex and bitlock workers run conform_op (nobody else inside, a
+ * plain counter checked at the end, ETIMEDOUT never early, EINVAL for
+ * malformed deadlines), the rmutex at random recursion depths with EPERM
+ * from non-owners, the bit locks two in a word and two in a byte while
+ * their other bits are flipped by atomic xor.  cond: a bounded queue whose
+ * items arrive exactly once and in order, signal and broadcast phases, an
+ * epoch whose waiters must all return.  rwlock: no reader beside a writer,
+ * no torn read.  once: fn runs exactly once on fresh pl_once_t objects.
+ * park: a counting semaphore with hand-off and a gate opened with
+ * pl_unpark_all, on raw pl_park/pl_unpark_*.
  *
- *   mutex    nobody else inside (an atomic counter and an owner word), the
- *            lock reads as locked, ETIMEDOUT never before the deadline,
- *            EINVAL for malformed deadlines; a plain counter incremented
- *            with a hold between its read and its write, checked at the
- *            end against the critical sections each thread completed.
- *   rmutex   the same, at a random recursion depth 1..4 (nested trylock
- *            and past-deadline timedlock must succeed), is_owned, and
- *            EPERM from an unlock by a thread that does not own it.
- *   cond     a bounded queue: producers stamp items with per-producer
- *            sequence numbers, consumers check every item arrives exactly
- *            once and in order; signal and broadcast phases, wakes inside
- *            and outside the mutex, timed waits; an epoch that producers
- *            advance with pl_cond_broadcast, whose waiters must all return
- *            once it moved; every wait returns holding the mutex.
- *   rwlock   a writer alone, no reader beside a writer, no torn read of a
- *            four-word record, exact write count; timed and try variants.
- *   once     fresh pl_once_t objects raced by all the workers: fn runs
- *            exactly once, everybody returns after it and sees its writes.
- *   bitlock  two bit locks in one word and two in one byte, while other
- *            bits of the same word and byte are flipped by atomic xor
- *            (also inside the critical sections): exact critical-section
- *            counts, and the flipped bits end exactly as the xors predict.
- *   park     raw pl_park/pl_unpark_*: a fair counting semaphore (units
- *            handed to the woken thread; never more than K inside, no unit
- *            lost) and a gate opened with pl_unpark_all whose every
- *            signalled waiter must return with the gate's token.
- *
- * Around them: a churn thread stops a random worker now and then and
- * starts a fresh thread in its place; a fork in the middle of the run
- * (--seconds >= 4) whose child runs all the primitives for about 1 s on a
- * set of objects the parent never touches (the only locks sure to be free
- * at the fork) and exits with a status the parent checks; a stall
- * detector (a monitor thread) that flags any wait longer than --stall-ms
- * (2000; 10000 under ThreadSanitizer) past the point where it should have
- * ended: from its start for untimed lock calls, from the deadline for
- * timed ones, from the signal for waits on an event; and a progress check
- * that flags a primitive whose workers completed nothing for as long.
- *
- * A status line every --interval seconds (5); the last line is exactly
- * "torture: SUCCESS ops=N violations=0" or "torture: FAILURE ops=N
- * violations=M", and the exit status 0 or 1.  The run lasts --seconds
- * (20) plus a grace to stop; workers that do not stop within it are named
- * and the process ends with FAILURE at once, and a SIGALRM watchdog ends
- * it if even that hangs.  --busted swaps the mutex for a broken one (test,
- * yield, then set: not atomic, like locktorture's lock_busted), so that a
- * run must end in FAILURE: the proof that the checks catch violations.
- *
- * ThreadSanitizer does not support threads created in the forked child of
- * a multithreaded process: under it the fork phase is skipped (and the
- * status says so), as with --no-fork.
+ * A churn thread replaces random workers; a fork in the middle (--seconds
+ * >= 4; not under ThreadSanitizer, which does not support threads in the
+ * child) runs every primitive for 1 s in the child on objects the parent
+ * never touched; a monitor flags a wait that lasts --stall-ms (2000;
+ * 10000 under TSan) past its due end, and a primitive that completes
+ * nothing for as long.  A status line every --interval seconds (5); the
+ * last line is "torture: SUCCESS ops=N violations=0" or "torture: FAILURE
+ * ops=N violations=M", the exit status 0 or 1; workers that do not stop in
+ * time, or a SIGALRM watchdog, end the run in FAILURE.  --busted must fail:
+ * the mutex workers use a lock that is not atomic (test, yield, then set),
+ * and the conformance pass runs its no-lost-wakeup body on a mutex whose
+ * unlock wakes nobody.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -95,43 +67,48 @@
 #define UNDER_TSAN 0
 #endif
 
+/* tests/conform.h reports through these (defined below). */
+struct slot;
+static __thread struct slot *me;
+static void conform_failed(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static void noted(const char *what);
+static void wait_begin(struct slot *s, const char *what, uint64_t due,
+    const uintptr_t *watch, uintptr_t val);
+static void wait_end(struct slot *s);
+#define CONFORM_FAIL(...) conform_failed(__VA_ARGS__)
+#define CONFORM_NOTED(what) noted(what)
+#define CONFORM_WAIT_UNTIMED(what) CONFORM_WAIT_TIMED(what, 0)
+#define CONFORM_WAIT_TIMED(what, dl)                                           \
+	(me ? wait_begin(me, what, dl, NULL, 0) : (void)0)
+#define CONFORM_WAIT_END() (me ? wait_end(me) : (void)0)
+#include "conform.h"
+
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 #define FADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
 #define FSUB(p, v) __atomic_fetch_sub((p), (v), __ATOMIC_RELAXED)
+#define RND(s) conform_rnd(&(s)->rng)
+#define now_ns conform_now_ns
+#define sleep_ns conform_sleep_ns
+#define NS CF_SEC
+#define UNBOUNDED UINT64_MAX /* the due end of a wait for an event */
 
-enum {
-	P_MUTEX,
-	P_RMUTEX,
-	P_COND,
-	P_RWLOCK,
-	P_ONCE,
-	P_BITLOCK,
-	P_PARK,
-	NPRIM,
-	P_OTHER = NPRIM /* fork, churn, shutdown: violations of the harness */
-};
-
+enum { P_MUTEX, P_RMUTEX, P_COND, P_RWLOCK, P_ONCE, P_BITLOCK, P_PARK, NPRIM };
+#define P_OTHER NPRIM /* fork, churn, shutdown: violations of the harness */
 static const char *const prim_name[NPRIM + 1] = { "mutex", "rmutex", "cond",
 	"rwlock", "once", "bitlock", "park", "torture" };
-
+#define ENABLED(p) (opt.prims & (1u << (p)))
 #define MAXTHREADS 32
 #define NLOCKS 4
-#define NS 1000000000ull
-#define UNBOUNDED UINT64_MAX
-
-/* ---- options ---------------------------------------------------------- */
 
 static struct {
-	double seconds;
+	double seconds, interval;
 	int threads;
 	unsigned prims; /* bit mask of enabled primitives */
-	double interval;
-	bool busted;
-	uint64_t seed;
-	bool fork;
-	uint64_t stall_ns;
-} opt = { 20, 4, (1u << NPRIM) - 1, 5, false, 0, true, 0 };
+	bool busted, fork;
+	uint64_t seed, stall_ns;
+} opt = { 20, 5, 4, (1u << NPRIM) - 1, false, true, 0, 0 };
 
 /* Time allowed to stop once the run is over. */
 static uint64_t
@@ -140,57 +117,9 @@ grace_ns(void)
 	return 2 * opt.stall_ns + 3 * NS;
 }
 
-/* ---- time and randomness ------------------------------------------------ */
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
-}
-
-static struct timespec
-ns_to_ts(uint64_t ns)
-{
-	struct timespec ts = { (time_t)(ns / NS), (long)(ns % NS) };
-	return ts;
-}
-
-static void
-sleep_ns(uint64_t ns)
-{
-	struct timespec ts = ns_to_ts(ns);
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-static uint64_t
-splitmix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static inline uint64_t
-rng_next(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
-
 /* ---- the shared state of a run ------------------------------------------ */
 
-struct run;
-
-/* One worker position.  Threads come and go (churn); the slot and its
- * counts stay. */
+/* One worker position.  Threads come and go (churn); the slot stays. */
 struct slot {
 	struct run *run;
 	int prim, index;
@@ -198,48 +127,30 @@ struct slot {
 	bool started;   /* a thread was started and not yet joined */
 	bool abandoned; /* it did not stop: never joined, never reused */
 	unsigned incarnation;
-	int stop;   /* atomic: this thread is asked to stop */
-	int exited; /* atomic: its thread has left its loop */
+	int stop, exited; /* atomic: asked to stop; has left its loop */
 	uint64_t rng;
-
 	/* The current wait, for the monitor: wseq is odd while waiting; the
 	 * fields are written before it turns odd, and read between two equal
-	 * odd readings of it. */
+	 * odd readings of it.  Once *watch != watch_val (if watch is set),
+	 * the wait must end within the stall bound. */
 	uint64_t wseq, wstart, wlimit;
-	const uintptr_t *watch; /* if set: the wait must end within the */
-	uintptr_t watch_val;    /* stall bound once *watch != watch_val */
+	const uintptr_t *watch;
+	uintptr_t watch_val;
 	const char *what;
-	/* The monitor's own. */
-	uint64_t m_seq, m_trig;
+	uint64_t m_seq, m_trig; /* the monitor's own */
 	bool m_reported;
-
-	uint64_t max_over;   /* atomic: the longest a bounded wait lasted
-	                        past its start (untimed) or deadline */
+	uint64_t max_over;   /* atomic: the longest a wait lasted past due */
 	uint64_t ops;        /* atomic: completed operations */
 	uint64_t cs[NLOCKS]; /* completed critical sections, per object */
 	uintptr_t xorw;      /* bitlock: every mask xored into the word */
 	unsigned char xorb;  /* and into the byte */
 } __attribute__((aligned(64)));
 
-/* Checks around a critical section: an atomic count of threads inside and
- * the owner's id, and a plain counter (incremented with a hold between
- * its load and its store, so that two threads inside lose an update). */
-struct lock_check {
-	int inside;
-	uintptr_t owner;
-	uint64_t value;
+/* Locks for conform_acquire and conform_op, with their checks. */
+struct lockset {
+	struct conform_lock lk[NLOCKS];
+	struct conform_check ck[NLOCKS] __attribute__((aligned(64)));
 };
-
-struct mutex_obj {
-	pl_mutex_t m;
-	unsigned char busted; /* the --busted lock */
-	struct lock_check ck;
-} __attribute__((aligned(64)));
-
-struct rmutex_obj {
-	pl_rmutex_t m;
-	struct lock_check ck;
-} __attribute__((aligned(64)));
 
 #define QCAP 8
 struct item {
@@ -250,16 +161,15 @@ struct item {
 struct cond_obj {
 	pl_mutex_t m;
 	pl_cond_t not_empty, not_full, epoch_cv;
-	struct lock_check ck; /* the holder of m */
-	/* Under m: */
-	unsigned head, count;
+	struct conform_lock mlk;
+	struct conform_check ck; /* the holder of m */
+	unsigned head, count;    /* under m, as all that follows */
 	struct item q[QCAP];
 	uint64_t next_seq[MAXTHREADS]; /* per producer slot */
 	uint64_t expect[MAXTHREADS];   /* the next seq consumers expect */
 	uint64_t produced, consumed, since_flip;
 	bool bcast_phase;
-	uintptr_t epoch; /* atomic (the monitor watches it); written under m */
-	uint64_t epoch_waits;
+	uintptr_t epoch; /* atomic: the monitor watches it */
 } __attribute__((aligned(64)));
 
 struct rw_obj {
@@ -277,33 +187,17 @@ struct once_ent {
 	uint64_t payload;                  /* plain: written by fn */
 } __attribute__((aligned(64)));
 
-struct once_obj {
-	struct once_ent ring[ONCE_RING];
-	uint64_t cur;   /* atomic: the current round */
-	uint64_t claim; /* atomic: the round that may be advanced next */
-};
-
 /* Bit locks: two in a word, two in a byte; the other bits are flipped. */
 #define WA_L ((uintptr_t)1)
 #define WA_P ((uintptr_t)2)
 #define WB_L ((uintptr_t)1 << (sizeof(uintptr_t) * CHAR_BIT - 2))
 #define WB_P ((uintptr_t)1 << 7)
-#define W_LOCKBITS (WA_L | WA_P | WB_L | WB_P)
-#define W_FLIP (~W_LOCKBITS)
+#define W_FLIP (~(WA_L | WA_P | WB_L | WB_P))
 #define BC_L ((unsigned char)0x04)
 #define BC_P ((unsigned char)0x40)
 #define BD_L ((unsigned char)0x01)
 #define BD_P ((unsigned char)0x10)
-#define B_LOCKBITS ((unsigned char)(BC_L | BC_P | BD_L | BD_P))
-#define B_FLIP ((unsigned char)~B_LOCKBITS)
-
-struct bit_obj {
-	uintptr_t word;
-	unsigned char byte;
-	uintptr_t init_word;
-	unsigned char init_byte;
-	struct lock_check ck[NLOCKS];
-} __attribute__((aligned(64)));
+#define B_FLIP ((unsigned char)~(BC_L | BC_P | BD_L | BD_P))
 
 /* Raw parking: a gate (round << 2 | CLOSED | SET) and a semaphore. */
 #define GATE_SET ((uintptr_t)1)
@@ -318,65 +212,86 @@ struct bit_obj {
 struct park_obj {
 	uintptr_t gate;
 	uint64_t reported; /* atomic: waiters of the open round that returned */
-	uint64_t rounds, woken;
 	uintptr_t sem;
 	int sem_inside;
-	uint64_t sem_value; /* atomic: SEM_K holders may meet */
+	uint64_t sem_value; /* atomic */
+	struct conform_check ck;
 } __attribute__((aligned(64)));
 
 struct run {
 	bool is_child;
-	int nthreads;
-	int stop;         /* atomic: the run is over */
-	int stop_monitor; /* atomic */
-	uint64_t start_ns;
-	struct slot slots[NPRIM][MAXTHREADS];
+	int nthreads, once_k;
+	int stop, stop_monitor; /* atomic */
+	uint64_t start_ns, churns, child_ops;
 	uint64_t violations[NPRIM + 1]; /* atomic */
-	uint64_t churns;                /* atomic */
-	uint64_t child_ops;
-	int once_k;
-
-	struct mutex_obj mtx[2];
-	struct rmutex_obj rmtx[2];
+	struct slot slots[NPRIM][MAXTHREADS];
+	pl_mutex_t mtx[2];
+	unsigned char busted[2]; /* the --busted locks */
+	pl_rmutex_t rmtx[2];
+	uintptr_t word, init_word;
+	unsigned char byte, init_byte;
+	struct lockset ls[NPRIM]; /* mutex, rmutex, bitlock; rwlock writers */
+	struct lockset rd;        /* rwlock readers */
 	struct cond_obj cond;
 	struct rw_obj rw[2];
-	struct once_obj once;
-	struct bit_obj bit;
+	struct once_ent ring[ONCE_RING];
+	uint64_t once_cur, once_claim; /* atomic: the current round, and the
+	                                  round that may be advanced next */
 	struct park_obj park;
 };
 
 /* The parent's objects, and a second set that only the fork child uses:
  * nobody in the parent ever touches them, so they are free at the fork. */
 static struct run parent_run, child_run;
-static __thread struct slot *me;
 static volatile sig_atomic_t in_child;
 static int run_child_fd = -1;
+static int conform_prim; /* the primitive of the conformance pass's body */
 
 /* ---- reporting ---------------------------------------------------------- */
 
 static void
-violation(struct run *r, int prim, const char *fmt, ...)
+vviolation(struct run *r, int prim, const char *fmt, va_list ap)
 {
 	uint64_t n = FADD(&r->violations[prim], 1);
-	if (n > 10)
-		return;
 	char buf[300];
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	if (n <= 10)
+		fprintf(stderr, "torture%s: VIOLATION: %s: %s\n",
+		    r->is_child ? " [fork child]" : "", prim_name[prim],
+		    n < 10 ? buf : "(further ones not shown)");
+}
+
+static void violation(struct run *r, int prim, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+violation(struct run *r, int prim, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	vviolation(r, prim, fmt, ap);
 	va_end(ap);
-	if (n == 10)
-		fprintf(stderr,
-		    "torture%s: VIOLATION: %s: (further violations "
-		    "of %s not shown)\n",
-		    r->is_child ? " [fork child]" : "", prim_name[prim],
-		    prim_name[prim]);
-	else
-		fprintf(stderr, "torture%s: VIOLATION: %s: %s\n",
-		    r->is_child ? " [fork child]" : "", prim_name[prim], buf);
 }
 
 #define VIOL(s, ...) violation((s)->run, (s)->prim, __VA_ARGS__)
+
+static void
+conform_failed(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vviolation(&parent_run, conform_prim, fmt, ap);
+	va_end(ap);
+}
+
+/* What conform_note counts: a worker reports it at once (the conformance
+ * bodies report theirs when their threads are done). */
+static void
+noted(const char *what)
+{
+	if (me)
+		VIOL(me, "%s", what);
+}
 
 static uint64_t
 total_violations(struct run *r)
@@ -407,16 +322,19 @@ total_ops(struct run *r)
 
 /* ---- waits, published for the stall detector ---------------------------- */
 
+/* A wait due to end at due (a deadline, or 0: now), within the stall
+ * bound; or, with due UNBOUNDED, due once *watch != val, if ever. */
 static void
-wait_publish(struct slot *s, const char *what, uint64_t limit,
+wait_begin(struct slot *s, const char *what, uint64_t due,
     const uintptr_t *watch, uintptr_t val)
 {
 	/* Release stores: none may become visible before the even wseq of
 	 * the wait that ended (a seqlock's writer). */
-	uint64_t q = LOAD(&s->wseq);
+	uint64_t q = LOAD(&s->wseq), t = now_ns();
+	due = due == UNBOUNDED ? due : (due > t ? due : t) + opt.stall_ns;
 	__atomic_store_n(&s->what, what, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->wstart, now_ns(), __ATOMIC_RELEASE);
-	__atomic_store_n(&s->wlimit, limit, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->wstart, t, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->wlimit, due, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->watch, watch, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->watch_val, val, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->wseq, q + 1, __ATOMIC_RELEASE);
@@ -434,343 +352,151 @@ wait_end(struct slot *s)
 	}
 }
 
-/* An untimed lock call: it must end within the bound from now. */
-static void
-wait_untimed(struct slot *s, const char *what)
-{
-	wait_publish(s, what, now_ns() + opt.stall_ns, NULL, 0);
-}
-
-/* A timed call: it must end within the bound from its deadline. */
-static void
-wait_timed(struct slot *s, const char *what, uint64_t dl)
-{
-	uint64_t t = now_ns();
-	wait_publish(s, what, (dl > t ? dl : t) + opt.stall_ns, NULL, 0);
-}
-
-/* ---- random behaviour --------------------------------------------------- */
-
-static inline uint32_t
-rnd(struct slot *s)
-{
-	return (uint32_t)(rng_next(&s->rng) >> 32);
-}
-
-static inline void
-cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
-
-/* A random hold: mostly short, 1 in 1000 about 1 ms asleep. */
-static void
-hold(struct slot *s)
-{
-	uint32_t x = rnd(s) % 1000;
-	if (x == 0)
-		sleep_ns(1000000);
-	else if (x < 15)
-		sched_yield();
-	else if (x < 400)
-		for (uint32_t i = rnd(s) % 256; i > 0; i--)
-			cpu_relax();
-}
-
-/* Between operations: usually straight on. */
-static void
-pause_between(struct slot *s)
-{
-	uint32_t x = rnd(s) % 1000;
-	if (x < 5)
-		sleep_ns(1000 + rnd(s) % 50000);
-	else if (x < 20)
-		sched_yield();
-}
-
-/* A random absolute deadline; returns it in ns (0: the epoch). */
-static uint64_t
-rand_deadline(struct slot *s, struct timespec *ts)
-{
-	uint32_t x = rnd(s) % 32;
-	uint64_t t = now_ns(), dl;
-	if (x == 0)
-		dl = 0; /* { 0, 0 }: long past, and valid */
-	else if (x < 3)
-		dl = t - 1000;
-	else if (x < 22)
-		dl = t + rnd(s) % 2000000;
-	else if (x < 30)
-		dl = t + 2000000 + rnd(s) % 18000000;
-	else
-		dl = t + 50000000 + rnd(s) % 50000000;
-	*ts = ns_to_ts(dl);
-	return dl;
-}
-
-static struct timespec
-bad_deadline(struct slot *s)
-{
-	struct timespec ts = { 0, 1000000000 };
-	switch (rnd(s) % 3) {
-	case 0:
-		ts.tv_sec = 1;
-		ts.tv_nsec = -1;
-		break;
-	case 1:
-		ts.tv_sec = -1;
-		ts.tv_nsec = 0;
-		break;
-	}
-	return ts;
-}
-
-/* The result of a timed acquisition: true if acquired. */
-static bool
-timed_result(struct slot *s, const char *fn, int rc, uint64_t dl)
-{
-	if (rc == 0)
-		return true;
-	if (rc == ETIMEDOUT) {
-		uint64_t t = now_ns();
-		if (t < dl)
-			VIOL(s,
-			    "%s returned ETIMEDOUT %.3f ms before its "
-			    "deadline",
-			    fn, (double)(dl - t) / 1e6);
-		return false;
-	}
-	VIOL(s, "%s returned %d", fn, rc);
-	return false;
-}
-
-/* ---- critical-section checks -------------------------------------------- */
-
-static void
-ck_enter(struct run *r, int prim, struct lock_check *ck, uintptr_t id,
-    const char *what)
-{
-	int n = FADD(&ck->inside, 1);
-	if (n != 0)
-		violation(r, prim,
-		    "%s: %d other thread(s) inside the critical "
-		    "section",
-		    what, n);
-	STORE(&ck->owner, id);
-}
-
-static void
-ck_body(struct slot *s, struct lock_check *ck)
-{
-	uint64_t v = ck->value;
-	hold(s);
-	ck->value = v + 1;
-}
-
-static void
-ck_exit(struct run *r, int prim, struct lock_check *ck, uintptr_t id,
-    const char *what)
-{
-	uintptr_t o = LOAD(&ck->owner);
-	if (o != id)
-		violation(r, prim,
-		    "%s: the owner changed during the critical "
-		    "section",
-		    what);
-	int n = FSUB(&ck->inside, 1);
-	if (n != 1)
-		violation(r, prim,
-		    "%s: %d thread(s) inside the critical "
-		    "section at its end",
-		    what, n);
-}
-
-#define ENTER(s, ck, what)                                                     \
-	ck_enter((s)->run, (s)->prim, (ck), (uintptr_t)(s), what)
-#define EXIT(s, ck, what)                                                      \
-	ck_exit((s)->run, (s)->prim, (ck), (uintptr_t)(s), what)
-
 static bool
 stopping(struct slot *s)
 {
 	return LOAD(&s->stop) || LOAD(&s->run->stop);
 }
 
-/* ---- mutex -------------------------------------------------------------- */
+/* ---- mutex, rmutex, bitlock: conform_op on a random lock ---------------- */
+
+/* One of the four bit locks, or the first of two locks three times in
+ * four. */
+static void
+lock_op(struct slot *s)
+{
+	struct lockset *ls = &s->run->ls[s->prim];
+	int li =
+	    s->prim == P_BITLOCK ? (int)(RND(s) % NLOCKS) : RND(s) % 4 == 0;
+	if (conform_op(&ls->lk[li], &ls->ck[li], &s->rng, (uintptr_t)s))
+		s->cs[li]++;
+}
 
 /* The busted lock: test, yield, then set.  Two threads can both see it
  * free before either sets it. */
-static void
-busted_lock(unsigned char *b)
+static bool
+cf_busted_trylock(const struct conform_lock *l)
 {
-	while (LOAD(b))
-		sched_yield();
+	if (LOAD((unsigned char *)l->obj))
+		return false;
 	sched_yield();
-	STORE(b, 1);
+	STORE((unsigned char *)l->obj, 1);
+	return true;
 }
 
 static void
-busted_unlock(unsigned char *b)
+cf_busted_lock(const struct conform_lock *l)
 {
-	STORE(b, 0);
+	while (!cf_busted_trylock(l))
+		sched_yield();
 }
 
-static bool
-mutex_acquire(struct slot *s, pl_mutex_t *m)
+static int
+cf_busted_timedlock(const struct conform_lock *l, const struct timespec *dl)
 {
-	uint32_t c = rnd(s) % 100;
-	if (c < 45) {
-		wait_untimed(s, "pl_mutex_lock");
-		pl_mutex_lock(m);
-		wait_end(s);
-		return true;
-	}
-	if (c < 65)
-		return pl_mutex_trylock(m);
-	if (c < 66) {
-		struct timespec bad = bad_deadline(s);
-		int rc = pl_mutex_timedlock(m, &bad);
-		if (rc == EINVAL)
-			return false;
-		VIOL(s,
-		    "pl_mutex_timedlock with a malformed deadline "
-		    "returned %d, not EINVAL",
-		    rc);
-		return rc == 0;
-	}
-	struct timespec ts;
-	uint64_t dl = rand_deadline(s, &ts);
-	wait_timed(s, "pl_mutex_timedlock", dl);
-	int rc = pl_mutex_timedlock(m, &ts);
-	wait_end(s);
-	return timed_result(s, "pl_mutex_timedlock", rc, dl);
+	if (dl &&
+	    (dl->tv_sec < 0 || dl->tv_nsec < 0 || dl->tv_nsec >= 1000000000L))
+		return EINVAL;
+	cf_busted_lock(l);
+	return 0;
 }
 
 static void
-mutex_op(struct slot *s)
+cf_busted_unlock(const struct conform_lock *l)
 {
-	int li = rnd(s) % 4 ? 0 : 1;
-	struct mutex_obj *o = &s->run->mtx[li];
-	if (opt.busted) {
-		wait_untimed(s, "busted_lock");
-		busted_lock(&o->busted);
-		wait_end(s);
-	} else if (!mutex_acquire(s, &o->m)) {
-		return;
-	}
-	ENTER(s, &o->ck, "pl_mutex");
-	if (!opt.busted && !pl_mutex_is_locked(&o->m))
-		VIOL(s, "pl_mutex_is_locked is false inside the lock");
-	ck_body(s, &o->ck);
-	s->cs[li]++;
-	EXIT(s, &o->ck, "pl_mutex");
-	if (opt.busted)
-		busted_unlock(&o->busted);
-	else if (rnd(s) % 4 == 0)
-		pl_mutex_unlock_fair(&o->m);
-	else
-		pl_mutex_unlock(&o->m);
+	STORE((unsigned char *)l->obj, 0);
 }
 
-/* ---- rmutex ------------------------------------------------------------- */
-
-/* Acquire m: nested says the caller owns it already, so every method must
- * succeed at once (only a malformed deadline fails, with EINVAL). */
-static bool
-rmutex_acquire(struct slot *s, pl_rmutex_t *m, bool nested)
+static uintptr_t
+busted_state(const struct conform_lock *l)
 {
-	uint32_t c = rnd(s) % 100;
-	if (c < 2) {
-		struct timespec bad = bad_deadline(s);
-		int rc = pl_rmutex_timedlock(m, &bad);
-		if (rc != EINVAL) {
-			VIOL(s,
-			    "pl_rmutex_timedlock with a malformed deadline "
-			    "returned %d, not EINVAL",
-			    rc);
-			if (rc == 0)
-				return true;
+	return LOAD((unsigned char *)l->obj);
+}
+
+/* The lost-wakeup mutex of --busted: clears the word, wakes nobody. */
+static void
+lost_unlock(const struct conform_lock *l)
+{
+	__atomic_store_n(&((pl_mutex_t *)l->obj)->state, 0, __ATOMIC_RELEASE);
+}
+
+/* Inside an rmutex: nested acquisitions, each of which must succeed at
+ * once (a malformed deadline still gives EINVAL), and their unlocks. */
+static void
+rmutex_inside(const struct conform_lock *l, uint64_t *rng)
+{
+	pl_rmutex_t *m = l->obj;
+	if (!pl_rmutex_is_owned(m))
+		VIOL(me, "pl_rmutex_is_owned is false for the owner");
+	unsigned depth = 1 + conform_rnd(rng) % 4;
+	for (unsigned d = 1; d < depth; d++) {
+		uint32_t c = conform_rnd(rng) % 100;
+		struct timespec ts;
+		int rc = c < 2 ? pl_rmutex_timedlock(m, &conform_bad[c]) : 0;
+		if (c < 2 && rc != EINVAL)
+			VIOL(me, "pl_rmutex_timedlock, malformed: %d", rc);
+		if (c < 2 && rc == 0)
+			continue;
+		conform_rand_deadline(rng, &ts);
+		if (c < 45)
+			pl_rmutex_lock(m);
+		else if ((rc = c < 65 ? !pl_rmutex_trylock(m)
+		                      : pl_rmutex_timedlock(m, &ts)) != 0) {
+			VIOL(me, "a nested %s by the owner failed (%d)",
+			    c < 65 ? "trylock" : "timedlock", rc);
+			depth = d;
 		}
-		if (!nested)
-			return false;
-		c = 2; /* a nested acquisition still has to happen */
 	}
-	if (c < 45) {
-		if (!nested)
-			wait_untimed(s, "pl_rmutex_lock");
-		pl_rmutex_lock(m);
-		if (!nested)
-			wait_end(s);
-		return true;
+	for (unsigned d = depth; d > 1; d--) {
+		int rc = pl_rmutex_unlock(m);
+		if (rc != 0 || !pl_rmutex_is_owned(m))
+			VIOL(me, "pl_rmutex_unlock at depth %u of %u: %d%s", d,
+			    depth, rc, rc ? "" : ", and no longer owned");
 	}
-	if (c < 65) {
-		bool ok = pl_rmutex_trylock(m);
-		if (nested && !ok)
-			VIOL(s, "pl_rmutex_trylock by the owner failed");
-		return ok;
-	}
-	struct timespec ts;
-	uint64_t dl = rand_deadline(s, &ts);
-	if (nested) {
-		int rc = pl_rmutex_timedlock(m, &ts);
-		if (rc != 0)
-			VIOL(s, "pl_rmutex_timedlock by the owner returned %d",
-			    rc);
-		return rc == 0;
-	}
-	wait_timed(s, "pl_rmutex_timedlock", dl);
-	int rc = pl_rmutex_timedlock(m, &ts);
-	wait_end(s);
-	return timed_result(s, "pl_rmutex_timedlock", rc, dl);
 }
 
 static void
 rmutex_op(struct slot *s)
 {
-	int li = rnd(s) % 4 ? 0 : 1;
-	struct rmutex_obj *o = &s->run->rmtx[li];
-	if (rnd(s) % 64 == 0 && !pl_rmutex_is_owned(&o->m)) {
-		int rc = pl_rmutex_unlock(&o->m);
-		if (rc != EPERM)
-			VIOL(s,
-			    "pl_rmutex_unlock by a thread that does not "
-			    "own it returned %d, not EPERM",
-			    rc);
-	}
-	if (!rmutex_acquire(s, &o->m, false))
-		return;
-	ENTER(s, &o->ck, "pl_rmutex");
-	if (!pl_rmutex_is_owned(&o->m))
-		VIOL(s, "pl_rmutex_is_owned is false for the owner");
-	unsigned depth = 1 + rnd(s) % 4;
-	for (unsigned d = 1; d < depth; d++) {
-		if (!rmutex_acquire(s, &o->m, true)) {
-			depth = d;
-			break;
-		}
-	}
-	ck_body(s, &o->ck);
-	s->cs[li]++;
-	for (unsigned d = depth; d > 0; d--) {
-		if (d == 1)
-			EXIT(s, &o->ck, "pl_rmutex");
-		int rc = pl_rmutex_unlock(&o->m);
-		if (rc != 0)
-			VIOL(s,
-			    "pl_rmutex_unlock by the owner at depth %u "
-			    "returned %d",
-			    d, rc);
-		if (d > 1 && !pl_rmutex_is_owned(&o->m))
-			VIOL(s, "released at depth %u of %u", d, depth);
-	}
-	if (pl_rmutex_is_owned(&o->m))
-		VIOL(s, "still owned after the last unlock");
+	pl_rmutex_t *m = s->run->rmtx;
+	int rc = RND(s) % 64 == 0 ? pl_rmutex_unlock(&m[RND(s) % 2]) : EPERM;
+	if (rc != EPERM)
+		VIOL(s, "pl_rmutex_unlock by a non-owner: %d, not EPERM", rc);
+	lock_op(s);
+	if (pl_rmutex_is_owned(&m[0]) || pl_rmutex_is_owned(&m[1]))
+		VIOL(s, "an rmutex still owned after the last unlock");
+}
+
+static void
+bit_flip(struct slot *s)
+{
+	uintptr_t m = (uintptr_t)conform_rng(&s->rng) & W_FLIP;
+	unsigned char mb = (unsigned char)(RND(s) & B_FLIP);
+	__atomic_fetch_xor(&s->run->word, m, __ATOMIC_RELAXED);
+	__atomic_fetch_xor(&s->run->byte, mb, __ATOMIC_RELAXED);
+	s->xorw ^= m;
+	s->xorb ^= mb;
+}
+
+/* Inside a bit lock: one in four flips the other bits. */
+static void
+bit_inside(const struct conform_lock *l, uint64_t *rng)
+{
+	(void)l;
+	if (conform_rnd(rng) % 4 == 0)
+		bit_flip(me);
+}
+
+/* Worker 0 flips the other bits in bursts; the others take the locks. */
+static void
+bitlock_op(struct slot *s)
+{
+	for (int i = 0; s->index == 0 && i < 32; i++)
+		bit_flip(s);
+	if (s->index != 0)
+		lock_op(s);
+	else if (RND(s) % 4 == 0)
+		sched_yield();
 }
 
 /* ---- cond: a bounded queue and an epoch --------------------------------- */
@@ -778,78 +504,47 @@ rmutex_op(struct slot *s)
 static void
 cond_lock(struct slot *s, struct cond_obj *c)
 {
-	if (rnd(s) % 8 == 0) {
-		for (;;) {
-			struct timespec ts;
-			uint64_t dl = rand_deadline(s, &ts);
-			wait_timed(s, "pl_mutex_timedlock (cond's mutex)", dl);
-			int rc = pl_mutex_timedlock(&c->m, &ts);
-			wait_end(s);
-			if (timed_result(s, "pl_mutex_timedlock", rc, dl))
-				break;
-		}
-	} else {
-		wait_untimed(s, "pl_mutex_lock (cond's mutex)");
-		pl_mutex_lock(&c->m);
-		wait_end(s);
-	}
-	ENTER(s, &c->ck, "cond's mutex");
+	while (!conform_acquire(&c->mlk, &c->ck, &s->rng))
+		;
+	conform_enter(&c->ck, (uintptr_t)s);
 }
 
 static void
 cond_unlock(struct slot *s, struct cond_obj *c)
 {
-	EXIT(s, &c->ck, "cond's mutex");
-	if (rnd(s) % 8 == 0)
-		pl_mutex_unlock_fair(&c->m);
-	else
-		pl_mutex_unlock(&c->m);
+	conform_exit(&c->ck, (uintptr_t)s);
+	conform_release(&c->mlk, RND(s) % 8 == 0);
 }
 
-/* Wait on cv, holding c->m.  Untimed waits for a queue state have no
- * bound of their own (the progress check covers them); waits for the
- * epoch must end within the bound once it moved.  Returns ETIMEDOUT or 0. */
+/* Wait on cv, holding c->m: with watch, it must end within the bound once
+ * *watch != val; otherwise the progress check covers it.  Returns
+ * ETIMEDOUT or 0. */
 static int
 cond_wait(struct slot *s, struct cond_obj *c, pl_cond_t *cv, const char *what,
     const uintptr_t *watch, uintptr_t val)
 {
 	int rc = 0;
-	EXIT(s, &c->ck, what);
-	if (rnd(s) % 2) {
-		wait_publish(s, what, UNBOUNDED, watch, val);
+	struct timespec ts;
+	bool timed = RND(s) % 2;
+	uint64_t dl = timed ? conform_rand_deadline(&s->rng, &ts) : UNBOUNDED;
+	conform_exit(&c->ck, (uintptr_t)s);
+	wait_begin(s, what, dl, watch, val);
+	if (timed)
+		conform_timed_result(
+		    &c->ck, rc = pl_cond_timedwait(cv, &c->m, &ts), dl);
+	else
 		pl_cond_wait(cv, &c->m);
-		wait_end(s);
-	} else {
-		struct timespec ts;
-		uint64_t dl = rand_deadline(s, &ts);
-		uint64_t t = now_ns();
-		wait_publish(
-		    s, what, (dl > t ? dl : t) + opt.stall_ns, watch, val);
-		rc = pl_cond_timedwait(cv, &c->m, &ts);
-		wait_end(s);
-		if (rc == ETIMEDOUT) {
-			t = now_ns();
-			if (t < dl)
-				VIOL(s,
-				    "pl_cond_timedwait returned ETIMEDOUT "
-				    "%.3f ms early",
-				    (double)(dl - t) / 1e6);
-		} else if (rc != 0) {
-			VIOL(s, "pl_cond_timedwait returned %d", rc);
-		}
-	}
+	wait_end(s);
 	if (!pl_mutex_is_locked(&c->m))
 		VIOL(s, "%s returned without the mutex", what);
-	ENTER(s, &c->ck, what);
+	conform_enter(&c->ck, (uintptr_t)s);
 	return rc;
 }
 
 static void
 cond_wake(struct slot *s, pl_cond_t *cv, bool bcast)
 {
-	if (bcast)
-		pl_cond_broadcast(cv);
-	else if (rnd(s) % 16 == 0)
+	if (bcast || RND(s) % 16 == 0)
 		pl_cond_broadcast(cv);
 	else
 		pl_cond_signal(cv);
@@ -858,80 +553,64 @@ cond_wake(struct slot *s, pl_cond_t *cv, bool bcast)
 static void
 cond_check_item(struct run *r, struct cond_obj *c, struct item it)
 {
-	if (it.prod >= MAXTHREADS) {
-		violation(r, P_COND, "a garbage item (producer %" PRIu32 ")",
-		    it.prod);
-		return;
-	}
-	uint64_t want = c->expect[it.prod];
-	if (it.seq != want)
+	uint64_t want = it.prod < MAXTHREADS ? c->expect[it.prod] : 0;
+	if (it.prod >= MAXTHREADS || it.seq != want)
 		violation(r, P_COND,
-		    "item %" PRIu32 ":%" PRIu64 " consumed "
-		    "where %" PRIu32 ":%" PRIu64 " was due (%s)",
-		    it.prod, it.seq, it.prod, want,
-		    it.seq < want ? "consumed twice" : "items lost");
-	c->expect[it.prod] = it.seq + 1;
+		    "item %" PRIu32 ":%" PRIu64 " consumed where %" PRIu64
+		    " was due (%s)",
+		    it.prod, it.seq, want,
+		    it.prod >= MAXTHREADS ? "garbage"
+		        : it.seq < want   ? "consumed twice"
+		                          : "items lost");
+	else
+		c->expect[it.prod] = it.seq + 1;
 }
 
+/* Produce an item, or consume one: wait for room or for an item, move
+ * it, wake the other side from inside or outside the mutex. */
 static void
-cond_produce(struct slot *s, struct cond_obj *c)
+cond_move(struct slot *s, struct cond_obj *c, bool produce)
 {
+	pl_cond_t *wait_cv = produce ? &c->not_full : &c->not_empty;
+	pl_cond_t *wake_cv = produce ? &c->not_empty : &c->not_full;
+	unsigned blocked = produce ? QCAP : 0;
 	cond_lock(s, c);
-	while (c->count == QCAP && !stopping(s))
-		cond_wait(
-		    s, c, &c->not_full, "pl_cond_wait (not full)", NULL, 0);
-	if (c->count == QCAP) {
+	while (c->count == blocked && !stopping(s))
+		cond_wait(s, c, wait_cv,
+		    produce ? "pl_cond_wait (not full)"
+		            : "pl_cond_wait (not empty)",
+		    NULL, 0);
+	if (c->count == blocked) {
 		cond_unlock(s, c);
 		return;
 	}
-	uint32_t p = (uint32_t)s->index;
-	c->q[(c->head + c->count) % QCAP] =
-	    (struct item){ p, c->next_seq[p]++ };
-	c->count++;
-	c->produced++;
-	bool bcast = c->bcast_phase;
-	if (++c->since_flip >= 4096) {
-		c->since_flip = 0;
-		c->bcast_phase = !bcast;
+	bool bcast = c->bcast_phase, advance = false;
+	if (produce) {
+		uint32_t p = (uint32_t)s->index;
+		c->q[(c->head + c->count++) % QCAP] =
+		    (struct item){ p, c->next_seq[p]++ };
+		if (++c->since_flip >= 4096) {
+			c->since_flip = 0;
+			c->bcast_phase = !bcast;
+		}
+		if ((advance = ++c->produced % 16 == 0))
+			STORE(&c->epoch, LOAD(&c->epoch) + 1);
+	} else {
+		cond_check_item(s->run, c, c->q[c->head]);
+		c->head = (c->head + 1) % QCAP;
+		c->count--;
+		c->consumed++;
+		if (RND(s) % 64 == 0)
+			conform_hold(&s->rng);
 	}
-	bool advance = c->produced % 16 == 0;
-	if (advance)
-		STORE(&c->epoch, LOAD(&c->epoch) + 1);
-	bool outside = rnd(s) % 4 == 0;
+	bool outside = RND(s) % 4 == 0;
 	if (!outside)
-		cond_wake(s, &c->not_empty, bcast);
+		cond_wake(s, wake_cv, bcast);
 	if (advance)
 		pl_cond_broadcast(&c->epoch_cv);
 	cond_unlock(s, c);
 	if (outside)
-		cond_wake(s, &c->not_empty, bcast);
-}
-
-static void
-cond_consume(struct slot *s, struct cond_obj *c)
-{
-	cond_lock(s, c);
-	while (c->count == 0 && !stopping(s))
-		cond_wait(
-		    s, c, &c->not_empty, "pl_cond_wait (not empty)", NULL, 0);
-	if (c->count == 0) {
-		cond_unlock(s, c);
-		return;
-	}
-	struct item it = c->q[c->head];
-	c->head = (c->head + 1) % QCAP;
-	c->count--;
-	c->consumed++;
-	cond_check_item(s->run, c, it);
-	if (rnd(s) % 64 == 0)
-		hold(s);
-	bool bcast = c->bcast_phase;
-	bool outside = rnd(s) % 4 == 0;
-	if (!outside)
-		cond_wake(s, &c->not_full, bcast);
-	cond_unlock(s, c);
-	if (outside)
-		cond_wake(s, &c->not_full, bcast);
+		cond_wake(s, wake_cv, bcast);
 }
 
 /* Wait for the epoch to move, or move it (broadcast). */
@@ -939,37 +618,25 @@ static void
 cond_epoch(struct slot *s, struct cond_obj *c)
 {
 	cond_lock(s, c);
-	if (rnd(s) % 3 == 0) {
-		STORE(&c->epoch, LOAD(&c->epoch) + 1);
-		pl_cond_broadcast(&c->epoch_cv);
-		cond_unlock(s, c);
-		return;
-	}
 	uintptr_t e = LOAD(&c->epoch);
+	if (RND(s) % 3 == 0) {
+		STORE(&c->epoch, e + 1);
+		pl_cond_broadcast(&c->epoch_cv);
+	}
 	while (LOAD(&c->epoch) == e && !stopping(s))
 		if (cond_wait(s, c, &c->epoch_cv, "pl_cond_wait (epoch)",
 		        &c->epoch, e) == ETIMEDOUT)
 			break;
-	c->epoch_waits++;
 	cond_unlock(s, c);
 }
 
 static void
 cond_op(struct slot *s)
 {
-	struct cond_obj *c = &s->run->cond;
-	switch (s->index % 4) {
-	case 0:
-		cond_produce(s, c);
-		break;
-	case 1:
-	case 3:
-		cond_consume(s, c);
-		break;
-	default:
-		cond_epoch(s, c);
-		break;
-	}
+	if (s->index % 4 == 2)
+		cond_epoch(s, &s->run->cond);
+	else
+		cond_move(s, &s->run->cond, s->index % 4 == 0);
 }
 
 /* Wake every waiter of the run's condition variables, so that those asked
@@ -979,97 +646,62 @@ cond_kick(struct run *r)
 {
 	struct cond_obj *c = &r->cond;
 	pl_mutex_lock(&c->m);
-	ck_enter(r, P_COND, &c->ck, 1, "cond's mutex (kick)");
+	conform_enter(&c->ck, 1);
 	pl_cond_broadcast(&c->not_empty);
 	pl_cond_broadcast(&c->not_full);
 	pl_cond_broadcast(&c->epoch_cv);
-	ck_exit(r, P_COND, &c->ck, 1, "cond's mutex (kick)");
+	conform_exit(&c->ck, 1);
 	pl_mutex_unlock(&c->m);
 }
 
 /* ---- rwlock ------------------------------------------------------------- */
 
-static bool
-rw_acquire(struct slot *s, pl_rwlock_t *l, bool wr)
+/* The readers' side as a struct conform_lock, for conform_acquire. */
+CF_OPS(rd, pl_rwlock_t, pl_rwlock_rdlock, pl_rwlock_tryrdlock,
+    pl_rwlock_timedrdlock, pl_rwlock_rdunlock)
+
+/* Inside: a writer alone, a reader beside no writer. */
+static void
+rw_check(struct slot *s, struct rw_obj *o, bool wr)
 {
-	uint32_t c = rnd(s) % 100;
-	if (c < 45) {
-		wait_untimed(s, wr ? "pl_rwlock_wrlock" : "pl_rwlock_rdlock");
-		if (wr)
-			pl_rwlock_wrlock(l);
-		else
-			pl_rwlock_rdlock(l);
-		wait_end(s);
-		return true;
-	}
-	if (c < 65)
-		return wr ? pl_rwlock_trywrlock(l) : pl_rwlock_tryrdlock(l);
-	if (c < 67) {
-		struct timespec bad = bad_deadline(s);
-		int rc = wr ? pl_rwlock_timedwrlock(l, &bad)
-		            : pl_rwlock_timedrdlock(l, &bad);
-		if (rc == EINVAL)
-			return false;
-		VIOL(s, "%s with a malformed deadline returned %d, not EINVAL",
-		    wr ? "pl_rwlock_timedwrlock" : "pl_rwlock_timedrdlock", rc);
-		return rc == 0;
-	}
-	struct timespec ts;
-	uint64_t dl = rand_deadline(s, &ts);
-	const char *fn = wr ? "pl_rwlock_timedwrlock" : "pl_rwlock_timedrdlock";
-	wait_timed(s, fn, dl);
-	int rc =
-	    wr ? pl_rwlock_timedwrlock(l, &ts) : pl_rwlock_timedrdlock(l, &ts);
-	wait_end(s);
-	return timed_result(s, fn, rc, dl);
+	int w = LOAD(&o->writers), rd = LOAD(&o->readers);
+	if (wr ? w != 1 || rd != 0 : w != 0)
+		VIOL(s, "a %s beside %d other writer(s) and %d reader(s)",
+		    wr ? "writer" : "reader", w - wr, rd - !wr);
 }
 
 static void
 rwlock_op(struct slot *s)
 {
-	int li = rnd(s) % 4 ? 0 : 1;
+	int li = RND(s) % 4 == 0;
 	struct rw_obj *o = &s->run->rw[li];
-	if (rnd(s) % 100 < 30) {
-		if (!rw_acquire(s, &o->l, true))
-			return;
-		int w = FADD(&o->writers, 1), rd = LOAD(&o->readers);
-		if (w)
-			VIOL(s, "a writer beside %d other writer(s)", w);
-		if (rd)
-			VIOL(s, "a writer beside %d reader(s)", rd);
-		uint64_t v = o->data[0];
-		o->data[0] = v + 1;
-		hold(s);
-		for (int i = 1; i < 4; i++)
-			o->data[i] = v + 1;
-		rd = LOAD(&o->readers);
-		if (rd)
-			VIOL(s, "a writer beside %d reader(s)", rd);
-		FSUB(&o->writers, 1);
+	bool wr = RND(s) % 100 < 30;
+	struct lockset *ls = wr ? &s->run->ls[P_RWLOCK] : &s->run->rd;
+	if (!conform_acquire(&ls->lk[li], &ls->ck[li], &s->rng))
+		return;
+	FADD(wr ? &o->writers : &o->readers, 1);
+	rw_check(s, o, wr);
+	uint64_t d0 = o->data[0];
+	if (wr)
+		o->data[0] = d0 + 1;
+	if (wr || RND(s) % 8 == 0)
+		conform_hold(&s->rng);
+	for (int i = 1; i < 4; i++)
+		if (wr) {
+			o->data[i] = d0 + 1;
+		} else if (o->data[i] != d0) {
+			VIOL(s,
+			    "a torn read: word %d is %" PRIu64
+			    ", word 0 %" PRIu64,
+			    i, o->data[i], d0);
+			break;
+		}
+	rw_check(s, o, wr);
+	FSUB(wr ? &o->writers : &o->readers, 1);
+	if (wr) {
 		s->cs[li]++;
 		pl_rwlock_wrunlock(&o->l);
 	} else {
-		if (!rw_acquire(s, &o->l, false))
-			return;
-		FADD(&o->readers, 1);
-		int w = LOAD(&o->writers);
-		if (w)
-			VIOL(s, "a reader beside %d writer(s)", w);
-		uint64_t d0 = o->data[0];
-		if (rnd(s) % 8 == 0)
-			hold(s);
-		for (int i = 1; i < 4; i++)
-			if (o->data[i] != d0) {
-				VIOL(s,
-				    "a torn read: word %d is %" PRIu64
-				    ", word 0 %" PRIu64,
-				    i, o->data[i], d0);
-				break;
-			}
-		w = LOAD(&o->writers);
-		if (w)
-			VIOL(s, "a reader beside %d writer(s)", w);
-		FSUB(&o->readers, 1);
 		pl_rwlock_rdunlock(&o->l);
 	}
 }
@@ -1084,23 +716,23 @@ once_fn(void *arg)
 	if (n)
 		violation(e->run, P_ONCE, "fn ran %u times", n + 1);
 	if (me)
-		hold(me);
+		conform_hold(&me->rng);
 	e->payload = LOAD(&e->gen) + 1;
 	STORE(&e->done, 1);
 }
 
 /* Start round r + 1 on a fresh pl_once_t, once nobody uses the entry. */
 static void
-once_advance(struct slot *s, struct once_obj *ob, uint64_t r)
+once_advance(struct slot *s, uint64_t r)
 {
-	uint64_t exp = r;
-	if (!__atomic_compare_exchange_n(&ob->claim, &exp, r + 1, false,
+	uint64_t exp = r, n = r + 1;
+	if (!__atomic_compare_exchange_n(&s->run->once_claim, &exp, n, false,
 	        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return;
-	uint64_t n = r + 1;
-	struct once_ent *e = &ob->ring[n % ONCE_RING];
+	struct once_ent *e = &s->run->ring[n % ONCE_RING];
 	__atomic_store_n(&e->gen, UINT64_MAX, __ATOMIC_SEQ_CST);
-	wait_untimed(s, "once: users of a retired pl_once_t to leave");
+	wait_begin(
+	    s, "once: users of a retired pl_once_t to leave", 0, NULL, 0);
 	while (__atomic_load_n(&e->users, __ATOMIC_SEQ_CST) != 0)
 		sched_yield();
 	wait_end(s);
@@ -1114,15 +746,14 @@ once_advance(struct slot *s, struct once_obj *ob, uint64_t r)
 	STORE(&e->calls, 0);
 	e->payload = 0;
 	__atomic_store_n(&e->gen, n, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&ob->cur, n, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->run->once_cur, n, __ATOMIC_SEQ_CST);
 }
 
 static void
 once_op(struct slot *s)
 {
-	struct once_obj *ob = &s->run->once;
-	uint64_t r = __atomic_load_n(&ob->cur, __ATOMIC_SEQ_CST);
-	struct once_ent *e = &ob->ring[r % ONCE_RING];
+	uint64_t r = __atomic_load_n(&s->run->once_cur, __ATOMIC_SEQ_CST);
+	struct once_ent *e = &s->run->ring[r % ONCE_RING];
 	__atomic_fetch_add(&e->users, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&e->gen, __ATOMIC_SEQ_CST) != r) {
 		/* Retired under us: the next round is being set up. */
@@ -1130,130 +761,20 @@ once_op(struct slot *s)
 		sched_yield();
 		return;
 	}
-	wait_untimed(s, "pl_once");
+	wait_begin(s, "pl_once", 0, NULL, 0);
 	pl_once(&e->o, once_fn, e);
 	wait_end(s);
+	unsigned runs = LOAD(&e->runs);
 	if (LOAD(&e->done) != 1)
 		VIOL(s, "pl_once returned before fn did");
 	else if (e->payload != r + 1)
 		VIOL(s, "fn's write is not visible after pl_once");
-	unsigned runs = LOAD(&e->runs);
 	if (runs != 1)
 		VIOL(s, "fn ran %u times", runs);
 	unsigned calls = __atomic_add_fetch(&e->calls, 1, __ATOMIC_SEQ_CST);
 	__atomic_fetch_sub(&e->users, 1, __ATOMIC_SEQ_CST);
 	if (calls >= (unsigned)s->run->once_k)
-		once_advance(s, ob, r);
-}
-
-/* ---- bitlock ------------------------------------------------------------ */
-
-static bool
-bit_acquire(struct slot *s, struct bit_obj *b, int which)
-{
-	bool try = rnd(s) % 4 == 0;
-	if (!try)
-		wait_untimed(
-		    s, which < 2 ? "pl_bitlock_lock" : "pl_bitlock8_lock");
-	bool ok = true;
-	switch (which) {
-	case 0:
-		if (try)
-			ok = pl_bitlock_trylock(&b->word, WA_L, WA_P);
-		else
-			pl_bitlock_lock(&b->word, WA_L, WA_P);
-		break;
-	case 1:
-		if (try)
-			ok = pl_bitlock_trylock(&b->word, WB_L, WB_P);
-		else
-			pl_bitlock_lock(&b->word, WB_L, WB_P);
-		break;
-	case 2:
-		if (try)
-			ok = pl_bitlock8_trylock(&b->byte, BC_L, BC_P);
-		else
-			pl_bitlock8_lock(&b->byte, BC_L, BC_P);
-		break;
-	default:
-		if (try)
-			ok = pl_bitlock8_trylock(&b->byte, BD_L, BD_P);
-		else
-			pl_bitlock8_lock(&b->byte, BD_L, BD_P);
-		break;
-	}
-	if (!try)
-		wait_end(s);
-	return ok;
-}
-
-static void
-bit_release(struct slot *s, struct bit_obj *b, int which)
-{
-	bool fair = rnd(s) % 4 == 0;
-	switch (which) {
-	case 0:
-		(fair ? pl_bitlock_unlock_fair : pl_bitlock_unlock)(
-		    &b->word, WA_L, WA_P);
-		break;
-	case 1:
-		(fair ? pl_bitlock_unlock_fair : pl_bitlock_unlock)(
-		    &b->word, WB_L, WB_P);
-		break;
-	case 2:
-		(fair ? pl_bitlock8_unlock_fair : pl_bitlock8_unlock)(
-		    &b->byte, BC_L, BC_P);
-		break;
-	default:
-		(fair ? pl_bitlock8_unlock_fair : pl_bitlock8_unlock)(
-		    &b->byte, BD_L, BD_P);
-		break;
-	}
-}
-
-static void
-bit_flip(struct slot *s, struct bit_obj *b)
-{
-	uintptr_t m = (uintptr_t)rng_next(&s->rng) & W_FLIP;
-	unsigned char mb = (unsigned char)(rnd(s) & B_FLIP);
-	__atomic_fetch_xor(&b->word, m, __ATOMIC_RELAXED);
-	__atomic_fetch_xor(&b->byte, mb, __ATOMIC_RELAXED);
-	s->xorw ^= m;
-	s->xorb ^= mb;
-}
-
-static void
-bitlock_op(struct slot *s)
-{
-	struct bit_obj *b = &s->run->bit;
-	if (s->index == 0) {
-		/* The flipper: bursts of xors on the other bits. */
-		for (int i = 0; i < 32; i++)
-			bit_flip(s, b);
-		if (rnd(s) % 4 == 0)
-			sched_yield();
-		return;
-	}
-	int which = (int)(rnd(s) % NLOCKS);
-	if (!bit_acquire(s, b, which))
-		return;
-	static const char *const names[NLOCKS] = { "bitlock (word, A)",
-		"bitlock (word, B)", "bitlock8 (byte, C)",
-		"bitlock8 (byte, D)" };
-	ENTER(s, &b->ck[which], names[which]);
-	bool held = which == 0 ? (LOAD(&b->word) & WA_L) != 0
-	    : which == 1       ? (LOAD(&b->word) & WB_L) != 0
-	    : which == 2       ? (LOAD(&b->byte) & BC_L) != 0
-	                       : (LOAD(&b->byte) & BD_L) != 0;
-	if (!held)
-		VIOL(s, "%s: the locked bit is clear inside the lock",
-		    names[which]);
-	if (rnd(s) % 4 == 0)
-		bit_flip(s, b);
-	ck_body(s, &b->ck[which]);
-	s->cs[which]++;
-	EXIT(s, &b->ck[which], names[which]);
-	bit_release(s, b, which);
+		once_advance(s, r);
 }
 
 /* ---- raw park / unpark -------------------------------------------------- */
@@ -1267,15 +788,11 @@ static bool
 sem_validate(void *ctx)
 {
 	uintptr_t *p = ctx, w = LOAD(p);
-	for (;;) {
-		if (w >= SEM_UNIT)
-			return false;
-		if (w & SEM_WAITERS)
-			return true;
-		if (__atomic_compare_exchange_n(p, &w, w | SEM_WAITERS, false,
-		        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			return true;
-	}
+	while (w < SEM_UNIT && !(w & SEM_WAITERS) &&
+	    !__atomic_compare_exchange_n(p, &w, w | SEM_WAITERS, false,
+	        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return w < SEM_UNIT;
 }
 
 static void
@@ -1287,68 +804,57 @@ sem_timed_out(void *ctx, const void *addr, bool was_last)
 		    (uintptr_t *)ctx, ~SEM_WAITERS, __ATOMIC_RELAXED);
 }
 
-struct sem_post_ctx {
-	uintptr_t *sem;
-	struct slot *s;
-};
-
 static uintptr_t
 sem_post_cb(pl_unpark_result_t r, void *ctx)
 {
-	struct sem_post_ctx *c = ctx;
+	uintptr_t *sem = ctx;
 	if (r.unparked > 1 || (r.unparked == 0 && r.have_more))
-		VIOL(c->s, "pl_unpark_one: unparked %zu, have_more %d",
+		violation(me->run, P_PARK,
+		    "pl_unpark_one: unparked %zu, "
+		    "have_more %d",
 		    r.unparked, (int)r.have_more);
-	if (r.unparked) {
-		if (!r.have_more)
-			__atomic_fetch_and(
-			    c->sem, ~SEM_WAITERS, __ATOMIC_RELAXED);
+	if (!r.have_more)
+		__atomic_fetch_and(sem, ~SEM_WAITERS, __ATOMIC_RELAXED);
+	if (r.unparked)
 		return TOKEN_UNIT; /* the unit goes to the woken thread */
-	}
-	__atomic_fetch_and(c->sem, ~SEM_WAITERS, __ATOMIC_RELAXED);
-	__atomic_fetch_add(c->sem, SEM_UNIT, __ATOMIC_RELEASE);
+	__atomic_fetch_add(sem, SEM_UNIT, __ATOMIC_RELEASE);
 	return PL_UNPARK_TOKEN_DEFAULT;
 }
 
 static void
-sem_post(struct slot *s, uintptr_t *sem)
+sem_post(uintptr_t *sem)
 {
 	uintptr_t w = LOAD(sem);
-	while (!(w & SEM_WAITERS)) {
+	while (!(w & SEM_WAITERS))
 		if (__atomic_compare_exchange_n(sem, &w, w + SEM_UNIT, true,
 		        __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			return;
-	}
-	struct sem_post_ctx c = { sem, s };
-	pl_unpark_one(sem, sem_post_cb, &c);
+	pl_unpark_one(sem, sem_post_cb, sem);
 }
 
-/* 0 with a unit, or ETIMEDOUT. */
+/* Take a unit, waiting until ts (dl in ns) if not NULL; 0 or ETIMEDOUT. */
 static int
-sem_wait(struct slot *s, uintptr_t *sem, const struct timespec *ts, uint64_t dl)
+sem_wait(
+    struct slot *s, struct park_obj *p, const struct timespec *ts, uint64_t dl)
 {
 	for (;;) {
-		uintptr_t w = LOAD(sem);
+		uintptr_t w = LOAD(&p->sem);
 		if (w >= SEM_UNIT) {
-			if (__atomic_compare_exchange_n(sem, &w, w - SEM_UNIT,
-			        true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			if (__atomic_compare_exchange_n(&p->sem, &w,
+			        w - SEM_UNIT, true, __ATOMIC_ACQUIRE,
+			        __ATOMIC_RELAXED))
 				return 0;
 			continue;
 		}
-		pl_park_result_t res =
-		    pl_park(sem, sem_validate, NULL, sem_timed_out, sem, 0, ts);
-		if (res.status == PL_PARK_UNPARKED) {
-			if (res.token == TOKEN_UNIT)
-				return 0;
+		pl_park_result_t res = pl_park(
+		    &p->sem, sem_validate, NULL, sem_timed_out, &p->sem, 0, ts);
+		if (res.status == PL_PARK_UNPARKED && res.token == TOKEN_UNIT)
+			return 0;
+		if (res.status == PL_PARK_UNPARKED)
 			VIOL(s, "semaphore: woken with token %#" PRIxPTR,
 			    res.token);
-		} else if (res.status == PL_PARK_TIMED_OUT) {
-			uint64_t t = now_ns();
-			if (t < dl)
-				VIOL(s,
-				    "pl_park returned PL_PARK_TIMED_OUT "
-				    "%.3f ms before its deadline",
-				    (double)(dl - t) / 1e6);
+		if (res.status == PL_PARK_TIMED_OUT) {
+			conform_timed_result(&p->ck, ETIMEDOUT, dl);
 			return ETIMEDOUT;
 		}
 	}
@@ -1357,27 +863,22 @@ sem_wait(struct slot *s, uintptr_t *sem, const struct timespec *ts, uint64_t dl)
 static void
 sem_op(struct slot *s, struct park_obj *p)
 {
-	int rc;
-	if (rnd(s) % 2) {
-		wait_untimed(s, "semaphore wait (pl_park)");
-		rc = sem_wait(s, &p->sem, NULL, 0);
-	} else {
-		struct timespec ts;
-		uint64_t dl = rand_deadline(s, &ts);
-		wait_timed(s, "semaphore timed wait (pl_park)", dl);
-		rc = sem_wait(s, &p->sem, &ts, dl);
-	}
+	struct timespec ts;
+	bool timed = RND(s) % 2;
+	uint64_t dl = timed ? conform_rand_deadline(&s->rng, &ts) : 0;
+	wait_begin(s, "semaphore wait (pl_park)", dl, NULL, 0);
+	int rc = sem_wait(s, p, timed ? &ts : NULL, dl);
 	wait_end(s);
 	if (rc)
 		return;
 	int n = FADD(&p->sem_inside, 1);
 	if (n >= SEM_K)
 		VIOL(s, "semaphore: %d holders of %d units", n + 1, SEM_K);
-	__atomic_fetch_add(&p->sem_value, 1, __ATOMIC_RELAXED);
-	hold(s);
+	FADD(&p->sem_value, 1);
+	conform_hold(&s->rng);
 	s->cs[0]++;
 	FSUB(&p->sem_inside, 1);
-	sem_post(s, &p->sem);
+	sem_post(&p->sem);
 }
 
 struct gate_ctx {
@@ -1403,51 +904,29 @@ gate_wait(struct slot *s, struct park_obj *p)
 	}
 	struct gate_ctx g = { &p->gate, w };
 	struct timespec ts;
-	uint64_t dl = 0;
-	const struct timespec *tsp = NULL;
-	if (rnd(s) % 2) {
-		dl = rand_deadline(s, &ts);
-		tsp = &ts;
-		uint64_t t = now_ns();
-		wait_publish(s, "pl_park on the gate (timed)",
-		    (dl > t ? dl : t) + opt.stall_ns, &p->gate, w);
-	} else {
-		wait_publish(s, "pl_park on the gate", UNBOUNDED, &p->gate, w);
-	}
-	pl_park_result_t res = pl_park(
-	    &p->gate, gate_validate, NULL, NULL, &g, (uintptr_t)s->index, tsp);
+	bool timed = RND(s) % 2;
+	uint64_t dl = timed ? conform_rand_deadline(&s->rng, &ts) : UNBOUNDED;
+	wait_begin(s, "pl_park on the gate", dl, &p->gate, w);
+	pl_park_result_t res = pl_park(&p->gate, gate_validate, NULL, NULL, &g,
+	    (uintptr_t)s->index, timed ? &ts : NULL);
 	wait_end(s);
-	switch (res.status) {
-	case PL_PARK_UNPARKED:
-		if (res.token == TOKEN_CLOSED)
-			break;
-		if (res.token != w / GATE_ROUND)
-			VIOL(s,
-			    "gate: woken with token %" PRIuPTR " in round "
-			    "%" PRIuPTR,
-			    res.token, w / GATE_ROUND);
-		__atomic_fetch_add(&p->reported, 1, __ATOMIC_RELEASE);
-		break;
-	case PL_PARK_TIMED_OUT: {
-		uint64_t t = now_ns();
-		if (t < dl)
-			VIOL(s,
-			    "pl_park returned PL_PARK_TIMED_OUT %.3f ms "
-			    "before its deadline",
-			    (double)(dl - t) / 1e6);
-		break;
-	}
-	default:
-		break;
-	}
+	if (res.status == PL_PARK_TIMED_OUT)
+		conform_timed_result(&p->ck, ETIMEDOUT, dl);
+	if (res.status != PL_PARK_UNPARKED || res.token == TOKEN_CLOSED)
+		return;
+	if (res.token != w / GATE_ROUND)
+		VIOL(s,
+		    "gate: woken with token %" PRIuPTR " in round %" PRIuPTR,
+		    res.token, w / GATE_ROUND);
+	__atomic_fetch_add(&p->reported, 1, __ATOMIC_RELEASE);
 }
 
 /* Open the gate: every waiter that pl_unpark_all woke must return. */
 static void
 gate_signal(struct slot *s, struct park_obj *p)
 {
-	if (rnd(s) % 2)
-		sleep_ns(rnd(s) % 200000);
+	if (RND(s) % 2)
+		sleep_ns(RND(s) % 200000);
 	else
 		sched_yield();
 	uintptr_t w = LOAD(&p->gate);
@@ -1456,28 +935,18 @@ gate_signal(struct slot *s, struct park_obj *p)
 	        __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 		return;
 	size_t n = pl_unpark_all(&p->gate, w / GATE_ROUND);
-	uint64_t limit = now_ns() + opt.stall_ns;
-	wait_untimed(s, "gate: the signalled waiters to return");
-	uint64_t got;
-	while ((got = __atomic_load_n(&p->reported, __ATOMIC_ACQUIRE)) < n) {
-		if (now_ns() > limit) {
-			VIOL(s,
-			    "gate: %" PRIu64 " of %zu signalled waiters "
-			    "returned within %.1f s",
-			    got, n, (double)opt.stall_ns / 1e9);
-			break;
-		}
+	uint64_t limit = now_ns() + opt.stall_ns, got;
+	wait_begin(s, "gate: the signalled waiters to return", 0, NULL, 0);
+	while ((got = __atomic_load_n(&p->reported, __ATOMIC_ACQUIRE)) < n &&
+	    now_ns() <= limit)
 		sched_yield();
-	}
 	wait_end(s);
-	if (got > n)
+	if (got != n)
 		VIOL(s,
-		    "gate: %" PRIu64 " waiters returned woken, but "
-		    "pl_unpark_all woke %zu",
-		    got, n);
+		    "gate: %" PRIu64 " of %zu signalled waiters returned "
+		    "in %.1f s",
+		    got, n, (double)opt.stall_ns / 1e9);
 	STORE(&p->reported, 0);
-	p->rounds++;
-	p->woken += n;
 	uintptr_t set = w | GATE_SET;
 	__atomic_compare_exchange_n(&p->gate, &set, w + GATE_ROUND, false,
 	    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
@@ -1486,26 +955,17 @@ gate_signal(struct slot *s, struct park_obj *p)
 static void
 park_op(struct slot *s)
 {
-	struct park_obj *p = &s->run->park;
 	if (s->index == 0)
-		gate_signal(s, p);
-	else if (rnd(s) % 2)
-		gate_wait(s, p);
+		gate_signal(s, &s->run->park);
+	else if (RND(s) % 2)
+		gate_wait(s, &s->run->park);
 	else
-		sem_op(s, p);
-}
-
-static void
-park_close(struct run *r)
-{
-	struct park_obj *p = &r->park;
-	__atomic_fetch_or(&p->gate, GATE_CLOSED, __ATOMIC_SEQ_CST);
-	pl_unpark_all(&p->gate, TOKEN_CLOSED);
+		sem_op(s, &s->run->park);
 }
 
 /* ---- workers, churn, monitor -------------------------------------------- */
 
-static void (*const prim_op[NPRIM])(struct slot *) = { mutex_op, rmutex_op,
+static void (*const prim_op[NPRIM])(struct slot *) = { lock_op, rmutex_op,
 	cond_op, rwlock_op, once_op, bitlock_op, park_op };
 
 static void *
@@ -1516,7 +976,11 @@ worker(void *arg)
 	while (!stopping(s)) {
 		prim_op[s->prim](s);
 		STORE(&s->ops, LOAD(&s->ops) + 1);
-		pause_between(s);
+		uint32_t x = RND(s) % 1000; /* between operations: usually on */
+		if (x < 5)
+			sleep_ns(1000 + RND(s) % 50000);
+		else if (x < 20)
+			sched_yield();
 	}
 	__atomic_store_n(&s->exited, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -1526,20 +990,18 @@ static bool
 slot_start(struct slot *s)
 {
 	s->incarnation++;
-	s->rng = splitmix(opt.seed ^
-	    splitmix(((uint64_t)s->prim << 40) ^ ((uint64_t)s->index << 24) ^
-	        ((uint64_t)s->incarnation << 1) ^ (uint64_t)s->run->is_child));
-	if (s->rng == 0)
-		s->rng = 1;
+	s->rng = conform_splitmix(opt.seed ^
+	             conform_splitmix(((uint64_t)s->prim << 40) ^
+	                 ((uint64_t)s->index << 24) ^
+	                 ((uint64_t)s->incarnation << 1) ^
+	                 (uint64_t)s->run->is_child)) |
+	    1;
 	STORE(&s->stop, 0);
 	STORE(&s->exited, 0);
 	int e = pthread_create(&s->tid, NULL, worker, s);
-	if (e) {
+	if (e)
 		violation(s->run, P_OTHER, "pthread_create: %s", strerror(e));
-		return false;
-	}
-	s->started = true;
-	return true;
+	return s->started = e == 0;
 }
 
 /* Wait until s's thread has left its loop, for at most limit ns. */
@@ -1547,43 +1009,35 @@ static bool
 slot_wait_exit(struct slot *s, uint64_t limit)
 {
 	uint64_t end = now_ns() + limit;
-	while (!__atomic_load_n(&s->exited, __ATOMIC_ACQUIRE)) {
+	while (!__atomic_load_n(&s->exited, __ATOMIC_ACQUIRE))
 		if (now_ns() > end)
 			return false;
-		sleep_ns(1000000);
-	}
+		else
+			sleep_ns(1000000);
 	return true;
-}
-
-static void
-kick(struct run *r, int prim)
-{
-	if (prim == P_COND)
-		cond_kick(r);
 }
 
 static void *
 churn(void *arg)
 {
 	struct run *r = arg;
-	uint64_t x = splitmix(opt.seed ^ 0xc4u);
+	uint64_t x = conform_splitmix(opt.seed ^ 0xc4u) | 1;
 	int enabled[NPRIM], ne = 0;
 	for (int p = 0; p < NPRIM; p++)
-		if (opt.prims & (1u << p))
+		if (ENABLED(p))
 			enabled[ne++] = p;
 	while (!LOAD(&r->stop)) {
-		uint64_t t = 20000000 + rng_next(&x) % 180000000;
+		uint64_t t = 20000000 + conform_rng(&x) % 180000000;
 		for (uint64_t slept = 0; slept < t && !LOAD(&r->stop);
 		     slept += 10000000)
 			sleep_ns(10000000);
-		if (LOAD(&r->stop))
-			break;
-		struct slot *s = &r->slots[enabled[rng_next(&x) % ne]]
-		                          [rng_next(&x) % r->nthreads];
-		if (!s->started || s->abandoned)
+		struct slot *s = &r->slots[enabled[conform_rng(&x) % ne]]
+		                          [conform_rng(&x) % r->nthreads];
+		if (LOAD(&r->stop) || !s->started || s->abandoned)
 			continue;
 		STORE(&s->stop, 1);
-		kick(r, s->prim);
+		if (s->prim == P_COND)
+			cond_kick(r);
 		if (!slot_wait_exit(s, opt.stall_ns + NS)) {
 			violation(r, s->prim,
 			    "worker %d did not stop within "
@@ -1639,18 +1093,16 @@ monitor(void *arg)
 {
 	struct run *r = arg;
 	uint64_t last_ops[NPRIM] = { 0 }, last_change[NPRIM];
-	uint64_t t0 = now_ns();
 	for (int p = 0; p < NPRIM; p++)
-		last_change[p] = t0;
+		last_change[p] = now_ns();
 	while (!LOAD(&r->stop_monitor)) {
 		uint64_t t = now_ns();
 		for (int p = 0; p < NPRIM; p++) {
-			if (!(opt.prims & (1u << p)))
-				continue;
-			for (int i = 0; i < r->nthreads; i++)
+			for (int i = 0; ENABLED(p) && i < r->nthreads; i++)
 				monitor_slot(r, &r->slots[p][i], t);
 			uint64_t ops = prim_ops(r, p);
-			if (ops != last_ops[p] || LOAD(&r->stop)) {
+			if (!ENABLED(p) || ops != last_ops[p] ||
+			    LOAD(&r->stop)) {
 				last_ops[p] = ops;
 				last_change[p] = t;
 			} else if (t - last_change[p] > opt.stall_ns) {
@@ -1680,156 +1132,81 @@ cs_sum(struct run *r, int p, int li)
 static void
 final_checks(struct run *r)
 {
-	if (opt.prims & (1u << P_MUTEX))
-		for (int li = 0; li < 2; li++) {
-			struct mutex_obj *o = &r->mtx[li];
-			uint64_t want = cs_sum(r, P_MUTEX, li);
-			if (o->ck.value != want)
-				violation(r, P_MUTEX,
-				    "mutex %d: counter %" PRIu64
-				    ", critical sections %" PRIu64,
-				    li, o->ck.value, want);
-			unsigned char st =
-			    LOAD(opt.busted ? &o->busted : &o->m.state);
-			if (st != 0)
-				violation(r, P_MUTEX,
-				    "mutex %d: state %#x at "
-				    "rest, not 0",
-				    li, st);
-		}
-	if (opt.prims & (1u << P_RMUTEX))
-		for (int li = 0; li < 2; li++) {
-			struct rmutex_obj *o = &r->rmtx[li];
-			uint64_t want = cs_sum(r, P_RMUTEX, li);
-			if (o->ck.value != want)
-				violation(r, P_RMUTEX,
-				    "rmutex %d: counter %" PRIu64
-				    ", critical sections %" PRIu64,
-				    li, o->ck.value, want);
-			if (LOAD(&o->m.lock.state) != 0)
-				violation(r, P_RMUTEX,
-				    "rmutex %d: state %#x "
-				    "at rest, not 0",
-				    li, LOAD(&o->m.lock.state));
-			if (!pl_rmutex_trylock(&o->m))
-				violation(r, P_RMUTEX,
-				    "rmutex %d: trylock "
-				    "fails at rest",
-				    li);
-			else if (pl_rmutex_unlock(&o->m) != 0)
-				violation(r, P_RMUTEX,
-				    "rmutex %d: unlock "
-				    "fails at rest",
-				    li);
-		}
-	if (opt.prims & (1u << P_COND)) {
-		struct cond_obj *c = &r->cond;
-		uint64_t left = c->count;
-		while (c->count) {
-			cond_check_item(r, c, c->q[c->head]);
-			c->head = (c->head + 1) % QCAP;
-			c->count--;
-		}
-		if (c->produced != c->consumed + left)
-			violation(r, P_COND,
-			    "produced %" PRIu64 ", consumed %" PRIu64
-			    " and %" PRIu64 " left",
-			    c->produced, c->consumed, left);
-		for (int p = 0; p < MAXTHREADS; p++)
-			if (c->expect[p] != c->next_seq[p])
-				violation(r, P_COND,
-				    "producer %d made %" PRIu64
-				    " items, %" PRIu64 " consumed in order",
-				    p, c->next_seq[p], c->expect[p]);
-		if (LOAD(&c->m.state) != 0)
-			violation(r, P_COND,
-			    "the mutex's state is %#x at "
-			    "rest, not 0",
-			    LOAD(&c->m.state));
-	}
-	if (opt.prims & (1u << P_RWLOCK))
-		for (int li = 0; li < 2; li++) {
-			struct rw_obj *o = &r->rw[li];
-			uint64_t want = cs_sum(r, P_RWLOCK, li);
-			for (int i = 0; i < 4; i++)
-				if (o->data[i] != want) {
-					violation(r, P_RWLOCK,
-					    "rwlock %d: "
-					    "word %d is %" PRIu64
-					    ", writes %" PRIu64,
-					    li, i, o->data[i], want);
+	/* The locks of conform_op: counters, at rest; the rwlock's records. */
+	for (int p = 0; p < NPRIM; p++) {
+		struct lockset *ls = &r->ls[p];
+		for (int li = 0; li < NLOCKS && ls->lk[li].obj; li++) {
+			const struct conform_lock *l = &ls->lk[li];
+			uint64_t want = cs_sum(r, p, li),
+			         got = ls->ck[li].value;
+			for (int i = 0; p == P_RWLOCK && i < 4; i++)
+				if ((got = r->rw[li].data[i]) != want)
 					break;
-				}
-			uintptr_t st = LOAD(&o->l.state);
-			if (st != 0)
-				violation(r, P_RWLOCK,
-				    "rwlock %d: state %#" PRIxPTR
-				    " at rest, not 0",
-				    li, st);
-		}
-	if (opt.prims & (1u << P_ONCE)) {
-		struct once_obj *ob = &r->once;
-		for (int i = 0; i < ONCE_RING; i++) {
-			struct once_ent *e = &ob->ring[i];
-			if (LOAD(&e->calls) && LOAD(&e->runs) != 1)
-				violation(r, P_ONCE,
-				    "a pl_once_t called %u "
-				    "times ran fn %u times",
-				    LOAD(&e->calls), LOAD(&e->runs));
-		}
-	}
-	if (opt.prims & (1u << P_BITLOCK)) {
-		struct bit_obj *b = &r->bit;
-		uintptr_t xw = 0;
-		unsigned char xb = 0;
-		for (int i = 0; i < MAXTHREADS; i++) {
-			xw ^= r->slots[P_BITLOCK][i].xorw;
-			xb ^= r->slots[P_BITLOCK][i].xorb;
-		}
-		uintptr_t w = LOAD(&b->word), ww = b->init_word ^ xw;
-		unsigned char y = LOAD(&b->byte), yy = b->init_byte ^ xb;
-		if (w != ww)
-			violation(r, P_BITLOCK,
-			    "the word is %#" PRIxPTR ", expected %#" PRIxPTR, w,
-			    ww);
-		if (y != yy)
-			violation(r, P_BITLOCK,
-			    "the byte is %#x, expected "
-			    "%#x",
-			    y, yy);
-		for (int li = 0; li < NLOCKS; li++) {
-			uint64_t want = cs_sum(r, P_BITLOCK, li);
-			if (b->ck[li].value != want)
-				violation(r, P_BITLOCK,
-				    "lock %d: counter %" PRIu64
+			if (got != want)
+				violation(r, p,
+				    "%s %d: counter %" PRIu64
 				    ", critical sections %" PRIu64,
-				    li, b->ck[li].value, want);
+				    l->name, li, got, want);
+			if (l->state(l) != 0)
+				violation(r, p, "%s %d: state %#jx at rest",
+				    l->name, li, (uintmax_t)l->state(l));
 		}
 	}
-	if (opt.prims & (1u << P_PARK)) {
-		struct park_obj *p = &r->park;
-		if (LOAD(&p->sem) != SEM_K * SEM_UNIT)
-			violation(r, P_PARK,
-			    "the semaphore is %#" PRIxPTR
-			    " at rest, not %#" PRIxPTR,
-			    LOAD(&p->sem), (uintptr_t)(SEM_K * SEM_UNIT));
-		uint64_t want = cs_sum(r, P_PARK, 0);
-		if (LOAD(&p->sem_value) != want)
-			violation(r, P_PARK,
-			    "semaphore: counter %" PRIu64 ", holds %" PRIu64,
-			    LOAD(&p->sem_value), want);
+	for (int li = 0; li < 2; li++)
+		if (!pl_rmutex_trylock(&r->rmtx[li]) ||
+		    pl_rmutex_unlock(&r->rmtx[li]) != 0)
+			violation(
+			    r, P_RMUTEX, "rmutex %d: no trylock at rest", li);
+	struct cond_obj *c = &r->cond;
+	uint64_t left = c->count;
+	for (; c->count; c->count--, c->head = (c->head + 1) % QCAP)
+		cond_check_item(r, c, c->q[c->head]);
+	if (c->produced != c->consumed + left)
+		violation(r, P_COND,
+		    "produced %" PRIu64 ", consumed %" PRIu64 " and %" PRIu64
+		    " left",
+		    c->produced, c->consumed, left);
+	for (int p = 0; p < MAXTHREADS; p++)
+		if (c->expect[p] != c->next_seq[p])
+			violation(r, P_COND,
+			    "producer %d made %" PRIu64 " items, %" PRIu64
+			    " consumed in order",
+			    p, c->next_seq[p], c->expect[p]);
+	if (LOAD(&c->m.state) != 0)
+		violation(r, P_COND, "the mutex's state is %#x at rest",
+		    LOAD(&c->m.state));
+	for (int i = 0; i < ONCE_RING; i++)
+		if (LOAD(&r->ring[i].calls) && LOAD(&r->ring[i].runs) != 1)
+			violation(r, P_ONCE,
+			    "a pl_once_t called %u times ran "
+			    "fn %u times",
+			    LOAD(&r->ring[i].calls), LOAD(&r->ring[i].runs));
+	uintptr_t xw = r->init_word;
+	unsigned char xb = r->init_byte;
+	for (int i = 0; i < MAXTHREADS; i++) {
+		xw ^= r->slots[P_BITLOCK][i].xorw;
+		xb ^= r->slots[P_BITLOCK][i].xorb;
 	}
+	if (LOAD(&r->word) != xw || LOAD(&r->byte) != xb)
+		violation(r, P_BITLOCK,
+		    "the word is %#" PRIxPTR " and the "
+		    "byte %#x, expected %#" PRIxPTR " and %#x",
+		    LOAD(&r->word), LOAD(&r->byte), xw, xb);
+	struct park_obj *pk = &r->park;
+	if (LOAD(&pk->sem) != SEM_K * SEM_UNIT)
+		violation(r, P_PARK, "the semaphore is %#" PRIxPTR " at rest",
+		    LOAD(&pk->sem));
+	if (LOAD(&pk->sem_value) != cs_sum(r, P_PARK, 0))
+		violation(r, P_PARK,
+		    "semaphore: counter %" PRIu64 ", holds %" PRIu64,
+		    LOAD(&pk->sem_value), cs_sum(r, P_PARK, 0));
 	/* Nothing may be left in a queue.  (Not in the fork child, whose
 	 * counters began as a copy of the parent's.) */
-	if (!r->is_child && !opt.busted) {
-		struct pl_stats st;
-		pl_stats_get(&st);
-		if (st.threads_parked_now != 0)
-			violation(r, P_OTHER,
-			    "%zu threads still parked at the "
-			    "end",
-			    st.threads_parked_now);
-	}
+	struct pl_stats st;
+	pl_stats_get(&st);
+	if (!r->is_child && !opt.busted && st.threads_parked_now != 0)
+		violation(r, P_OTHER, "%zu threads still parked at the end",
+		    st.threads_parked_now);
 }
 
 /* ---- a run -------------------------------------------------------------- */
@@ -1841,53 +1218,109 @@ run_init(struct run *r, bool is_child)
 	r->nthreads = opt.threads;
 	r->once_k = opt.threads < 2 ? 2 : opt.threads;
 	for (int p = 0; p < NPRIM; p++)
-		for (int i = 0; i < MAXTHREADS; i++) {
-			r->slots[p][i].run = r;
-			r->slots[p][i].prim = p;
-			r->slots[p][i].index = i;
-		}
+		for (int i = 0; i < MAXTHREADS; i++)
+			r->slots[p][i] =
+			    (struct slot){ .run = r, .prim = p, .index = i };
 	for (int i = 0; i < ONCE_RING; i++)
-		r->once.ring[i].run = r;
-	uint64_t x = splitmix(opt.seed ^ 0xb17u ^ (uint64_t)is_child);
-	r->bit.init_word = r->bit.word = (uintptr_t)x & W_FLIP;
-	r->bit.init_byte = r->bit.byte = (unsigned char)((x >> 56) & B_FLIP);
+		r->ring[i].run = r;
+	uint64_t x = conform_splitmix(opt.seed ^ 0xb17u ^ (uint64_t)is_child);
+	r->init_word = r->word = (uintptr_t)x & W_FLIP;
+	r->init_byte = r->byte = (unsigned char)((x >> 56) & B_FLIP);
 	r->park.sem = SEM_K * SEM_UNIT;
+	for (int i = 0; i < 2; i++) {
+		struct conform_lock *lk = &r->ls[P_MUTEX].lk[i];
+		*lk = conform_mutex(&r->mtx[i]);
+		if (opt.busted)
+			*lk = CF_TABLE("busted lock", &r->busted[i],
+			    &r->busted[i], 1, 1, busted, NULL, busted_state);
+		r->ls[P_RMUTEX].lk[i] = conform_rmutex(&r->rmtx[i]);
+		r->ls[P_RMUTEX].lk[i].inside = rmutex_inside;
+		r->ls[P_RWLOCK].lk[i] = conform_rwlock_writer(&r->rw[i].l);
+		r->rd.lk[i] = CF_TABLE("pl_rwlock (readers)", &r->rw[i].l,
+		    &r->rw[i].l, 0, 0, rd, NULL, cf_word_state);
+	}
+	struct conform_lock *lk = r->ls[P_BITLOCK].lk;
+	lk[0] = conform_bitlock(&r->word, WA_L, WA_P);
+	lk[1] = conform_bitlock(&r->word, WB_L, WB_P);
+	lk[2] = conform_bitlock8(&r->byte, BC_L, BC_P);
+	lk[3] = conform_bitlock8(&r->byte, BD_L, BD_P);
+	for (int i = 0; i < NLOCKS; i++)
+		lk[i].inside = bit_inside;
+	r->cond.mlk = conform_mutex(&r->cond.m);
 }
 
+/* The bodies of tests/conform.h, each lock on objects of its own.  With
+ * --busted, only the no-lost-wakeup body, on a mutex that loses wakeups:
+ * it must fail. */
 static void
-print_status(struct run *r, uint64_t t, const char *tag)
+conformance_pass(void)
 {
-	char buf[512];
-	int n = snprintf(buf, sizeof buf, "torture: %s%6.1f s:", tag,
-	    (double)(t - r->start_ns) / 1e9);
+	static pl_mutex_t m;
+	static pl_rmutex_t rm;
+	static uintptr_t w = W_FLIP;
+	static unsigned char b = B_FLIP;
+	static pl_rwlock_t rw;
+	struct {
+		int prim;
+		struct conform_lock l;
+	} t[] = {
+		{ P_MUTEX, conform_mutex(&m) },
+		{ P_RMUTEX, conform_rmutex(&rm) },
+		{ P_BITLOCK, conform_bitlock(&w, WB_L, WB_P) },
+		{ P_BITLOCK, conform_bitlock8(&b, BC_L, BC_P) },
+		{ P_RWLOCK, conform_rwlock_writer(&rw) },
+	};
+	conform_wait_ns = opt.stall_ns + NS;
+	conform_finish_ns = 2 * opt.stall_ns + 2 * NS;
+	conform_scale = UNDER_TSAN ? 20 : 4;
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		if (!ENABLED(t[i].prim) || (opt.busted && i > 0))
+			continue;
+		conform_prim = t[i].prim;
+		uint64_t t0 = now_ns();
+		if (opt.busted) {
+			t[i].l.name = "pl_mutex losing wakeups";
+			t[i].l.unlock = lost_unlock;
+			t[i].l.unlock_fair = NULL;
+			conform_no_lost_wakeup(&t[i].l);
+		} else {
+			conform_all(&t[i].l);
+		}
+		printf("torture: conformance of %s: %.1f s, violations %" PRIu64
+		       "\n",
+		    t[i].l.name, (double)(now_ns() - t0) / 1e9,
+		    total_violations(&parent_run));
+	}
+}
+
+/* A status line; at the end, also the longest wait past due of each
+ * primitive, against the stall bound. */
+static void
+print_status(struct run *r, uint64_t t, bool end)
+{
+	char buf[600];
+	int n =
+	    snprintf(buf, sizeof buf, "torture: %s%6.1f s:", end ? "end " : "",
+	        (double)(t - r->start_ns) / 1e9);
 	for (int p = 0; p < NPRIM; p++)
-		if (opt.prims & (1u << p))
+		if (ENABLED(p))
 			n += snprintf(buf + n, sizeof buf - (size_t)n,
 			    " %s %" PRIu64, prim_name[p], prim_ops(r, p));
-	snprintf(buf + n, sizeof buf - (size_t)n,
-	    "; churns %" PRIu64 "; violations %" PRIu64, LOAD(&r->churns),
-	    total_violations(r));
-	puts(buf);
-}
-
-/* The longest bounded wait of each primitive, against the stall bound. */
-static void
-print_waits(struct run *r)
-{
-	char buf[512];
-	int n = snprintf(buf, sizeof buf,
-	    "torture: longest waits (stall "
-	    "bound %.1f s):",
-	    (double)opt.stall_ns / 1e9);
-	for (int p = 0; p < NPRIM; p++) {
-		if (!(opt.prims & (1u << p)))
-			continue;
+	n += snprintf(buf + n, sizeof buf - (size_t)n,
+	    "; churns %" PRIu64 "; violations %" PRIu64 "%s", LOAD(&r->churns),
+	    total_violations(r),
+	    end ? "\ntorture: longest waits (stall bound" : "");
+	if (end)
+		n += snprintf(buf + n, sizeof buf - (size_t)n,
+		    " %.1f s):", (double)opt.stall_ns / 1e9);
+	for (int p = 0; end && p < NPRIM; p++) {
 		uint64_t m = 0;
 		for (int i = 0; i < MAXTHREADS; i++)
 			if (LOAD(&r->slots[p][i].max_over) > m)
 				m = LOAD(&r->slots[p][i].max_over);
-		n += snprintf(buf + n, sizeof buf - (size_t)n, " %s %.1f ms",
-		    prim_name[p], (double)m / 1e6);
+		if (ENABLED(p))
+			n += snprintf(buf + n, sizeof buf - (size_t)n,
+			    " %s %.1f ms", prim_name[p], (double)m / 1e6);
 	}
 	puts(buf);
 }
@@ -1895,14 +1328,10 @@ print_waits(struct run *r)
 static void
 finish(struct run *r)
 {
-	uint64_t v = total_violations(r), ops = total_ops(r);
+	uint64_t v = total_violations(r);
 	fflush(stderr);
-	if (v == 0)
-		printf("torture: SUCCESS ops=%" PRIu64 " violations=0\n", ops);
-	else
-		printf("torture: FAILURE ops=%" PRIu64 " violations=%" PRIu64
-		       "\n",
-		    ops, v);
+	printf("torture: %s ops=%" PRIu64 " violations=%" PRIu64 "\n",
+	    v ? "FAILURE" : "SUCCESS", total_ops(r), v);
 	fflush(stdout);
 }
 
@@ -1912,21 +1341,20 @@ static void
 stop_all(struct run *r)
 {
 	STORE(&r->stop, 1);
-	if (opt.prims & (1u << P_COND))
-		cond_kick(r);
-	if (opt.prims & (1u << P_PARK))
-		park_close(r);
+	cond_kick(r);
+	__atomic_fetch_or(&r->park.gate, GATE_CLOSED, __ATOMIC_SEQ_CST);
+	pl_unpark_all(&r->park.gate, TOKEN_CLOSED);
 	uint64_t end = now_ns() + grace_ns();
+	bool stuck = false;
 	for (int p = 0; p < NPRIM; p++)
 		for (int i = 0; i < r->nthreads; i++) {
 			struct slot *s = &r->slots[p][i];
-			if (!s->started || s->abandoned)
-				continue;
 			uint64_t t = now_ns();
-			if (slot_wait_exit(s, t < end ? end - t : 0))
+			if (!s->started || s->abandoned ||
+			    slot_wait_exit(s, t < end ? end - t : 0))
 				continue;
-			s->abandoned = true;
 			uint64_t q = LOAD(&s->wseq);
+			s->abandoned = stuck = true;
 			violation(r, p,
 			    "worker %d did not stop within the "
 			    "grace of %.1f s%s%s",
@@ -1934,197 +1362,145 @@ stop_all(struct run *r)
 			    (q & 1) ? "; it waits in " : "",
 			    (q & 1) ? LOAD(&s->what) : "");
 		}
-	bool stuck = false;
 	for (int p = 0; p < NPRIM; p++)
 		for (int i = 0; i < r->nthreads; i++) {
 			struct slot *s = &r->slots[p][i];
-			if (s->abandoned)
-				stuck = true;
-			else if (s->started) {
+			stuck |= s->abandoned;
+			if (s->started && !s->abandoned)
 				pthread_join(s->tid, NULL);
-				s->started = false;
-			}
+			s->started = false;
 		}
+	if (stuck && r->is_child)
+		_exit(2);
 	if (stuck) {
-		if (r->is_child)
-			_exit(2);
 		finish(r);
 		_exit(1);
 	}
 }
 
-struct child {
-	pid_t pid;
-	int fd;
-	uint64_t started, limit;
-	bool done;
-};
-
-static void run_child(void);
-
-static void
-fork_child(struct run *r, struct child *ch)
-{
-	int fds[2];
-	if (pipe(fds) != 0) {
-		violation(r, P_OTHER, "pipe: %s", strerror(errno));
-		ch->done = true;
-		return;
-	}
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	if (pid < 0) {
-		violation(r, P_OTHER, "fork: %s", strerror(errno));
-		close(fds[0]);
-		close(fds[1]);
-		ch->done = true;
-		return;
-	}
-	if (pid == 0) {
-		in_child = 1;
-		close(fds[0]);
-		run_child_fd = fds[1];
-		run_child();
-	}
-	close(fds[1]);
-	ch->pid = pid;
-	ch->fd = fds[0];
-	ch->started = now_ns();
-	ch->limit = ch->started + 1 * NS + 2 * grace_ns() + 5 * NS;
-	printf("torture: forked child %ld: it runs every primitive for 1 s "
-	       "on objects of its own\n",
-	    (long)pid);
-}
-
-/* Reap the child if it is done (or, with wait, until it is or its time is
- * up). */
-static void
-reap_child(struct run *r, struct child *ch, bool wait)
-{
-	while (!ch->done) {
-		int st;
-		pid_t w = waitpid(ch->pid, &st, WNOHANG);
-		if (w == ch->pid) {
-			uint64_t ops = 0;
-			if (read(ch->fd, &ops, sizeof ops) != sizeof ops)
-				ops = 0;
-			close(ch->fd);
-			ch->done = true;
-			STORE(&r->child_ops, ops);
-			if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-				printf("torture: fork child exited 0 after "
-				       "%" PRIu64 " ops\n",
-				    ops);
-			else if (WIFEXITED(st))
-				violation(r, P_OTHER,
-				    "the fork child exited "
-				    "with status %d (%" PRIu64 " ops)",
-				    WEXITSTATUS(st), ops);
-			else
-				violation(r, P_OTHER,
-				    "the fork child died of "
-				    "signal %d",
-				    WTERMSIG(st));
-			return;
-		}
-		if (w < 0 && errno != EINTR) {
-			violation(r, P_OTHER, "waitpid: %s", strerror(errno));
-			ch->done = true;
-			return;
-		}
-		if (now_ns() > ch->limit) {
-			violation(r, P_OTHER,
-			    "the fork child did not finish "
-			    "in %.1f s: killed",
-			    (double)(ch->limit - ch->started) / 1e9);
-			kill(ch->pid, SIGKILL);
-			waitpid(ch->pid, &st, 0);
-			close(ch->fd);
-			ch->done = true;
-			return;
-		}
-		if (!wait)
-			return;
-		sleep_ns(10000000);
-	}
-}
-
-/* Run the enabled primitives for the given time on r's objects. */
-static void
-run_torture(struct run *r, double seconds, bool with_churn, bool with_fork)
-{
-	pthread_t mon, ch_tid;
-	struct child child = { .done = true };
-	bool forked = false;
-	int e;
-
-	r->start_ns = now_ns();
-	for (int p = 0; p < NPRIM; p++)
-		if (opt.prims & (1u << p))
-			for (int i = 0; i < r->nthreads; i++)
-				if (!slot_start(&r->slots[p][i]))
-					break;
-	if ((e = pthread_create(&mon, NULL, monitor, r)) != 0) {
-		fprintf(stderr, "torture: pthread_create: %s\n", strerror(e));
-		exit(1);
-	}
-	if (with_churn && (e = pthread_create(&ch_tid, NULL, churn, r)) != 0) {
-		fprintf(stderr, "torture: pthread_create: %s\n", strerror(e));
-		exit(1);
-	}
-	uint64_t end = r->start_ns + (uint64_t)(seconds * 1e9);
-	uint64_t next_status = r->start_ns + (uint64_t)(opt.interval * 1e9);
-	uint64_t fork_at = r->start_ns + (uint64_t)(seconds * 1e9 / 2);
-	for (;;) {
-		uint64_t t = now_ns();
-		if (t >= end)
-			break;
-		if (!r->is_child && opt.interval > 0 && t >= next_status) {
-			print_status(r, t, "");
-			next_status += (uint64_t)(opt.interval * 1e9);
-		}
-		if (with_fork && !forked && t >= fork_at) {
-			forked = true;
-			child.done = false;
-			fork_child(r, &child);
-		}
-		if (!child.done)
-			reap_child(r, &child, false);
-		uint64_t nap = end - t < 20000000 ? end - t : 20000000;
-		sleep_ns(nap);
-	}
-	STORE(&r->stop, 1);
-	if (with_churn)
-		pthread_join(ch_tid, NULL);
-	stop_all(r);
-	STORE(&r->stop_monitor, 1);
-	pthread_join(mon, NULL);
-	if (!child.done)
-		reap_child(r, &child, true);
-	final_checks(r);
-}
+static void run_torture(struct run *r, double seconds, bool with_fork);
 
 /* The fork child: only the forking thread exists here.  It runs a short
  * torture of its own on objects the parent never touched (locks held or
  * waited on by the parent's other threads are unusable here), and reports
  * its operations through the pipe and its verdict through its status. */
-static void
-run_child(void)
+static pid_t
+fork_child(struct run *r, int *fd)
 {
-	alarm((unsigned)(1 + 2 * grace_ns() / NS + 5));
-	run_init(&child_run, true);
-	run_torture(&child_run, 1.0, false, false);
-	uint64_t ops = total_ops(&child_run);
-	if (write(run_child_fd, &ops, sizeof ops) != sizeof ops)
-		_exit(3);
-	_exit(total_violations(&child_run) ? 1 : 0);
+	int fds[2];
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = pipe(fds) == 0 ? fork() : -1;
+	if (pid < 0) {
+		violation(r, P_OTHER, "pipe or fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		in_child = 1;
+		close(fds[0]);
+		run_child_fd = fds[1];
+		alarm((unsigned)(1 + 2 * grace_ns() / NS + 5));
+		run_init(&child_run, true);
+		run_torture(&child_run, 1.0, false);
+		uint64_t ops = total_ops(&child_run);
+		if (write(run_child_fd, &ops, sizeof ops) != sizeof ops)
+			_exit(3);
+		_exit(total_violations(&child_run) ? 1 : 0);
+	}
+	close(fds[1]);
+	*fd = fds[0];
+	printf("torture: forked child %ld: it runs every primitive for 1 s "
+	       "on objects of its own\n",
+	    (long)pid);
+	return pid;
+}
+
+/* Reap the child if it is done (with wait: until it is or limit passed,
+ * then kill it); whether it is gone. */
+static bool
+reap_child(struct run *r, pid_t pid, int fd, bool wait, uint64_t limit)
+{
+	int st;
+	pid_t w;
+	uint64_t ops = 0;
+	while (
+	    (w = waitpid(pid, &st, WNOHANG)) == 0 && wait && now_ns() < limit)
+		sleep_ns(10000000);
+	if (w == 0 && !wait)
+		return false;
+	if (w == 0) {
+		violation(r, P_OTHER,
+		    "the fork child did not finish in "
+		    "time: killed");
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	} else if (w < 0) {
+		violation(r, P_OTHER, "waitpid: %s", strerror(errno));
+	} else if (read(fd, &ops, sizeof ops) == sizeof ops) {
+		STORE(&r->child_ops, ops);
+	}
+	close(fd);
+	if (w == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		printf("torture: fork child exited 0 after %" PRIu64 " ops\n",
+		    ops);
+	else if (w == pid)
+		violation(r, P_OTHER,
+		    "the fork child ended with status %#x "
+		    "(%" PRIu64 " ops)",
+		    st, ops);
+	return true;
+}
+
+/* Run the enabled primitives for the given time on r's objects. */
+static void
+run_torture(struct run *r, double seconds, bool with_fork)
+{
+	pthread_t mon, ch_tid;
+	pid_t child = -1;
+	int fd = -1, e;
+	r->start_ns = now_ns();
+	for (int p = 0; p < NPRIM; p++)
+		for (int i = 0; ENABLED(p) && i < r->nthreads; i++)
+			if (!slot_start(&r->slots[p][i]))
+				break;
+	if ((e = pthread_create(&mon, NULL, monitor, r)) != 0 ||
+	    (!r->is_child && (e = pthread_create(&ch_tid, NULL, churn, r)))) {
+		fprintf(stderr, "torture: pthread_create: %s\n", strerror(e));
+		exit(1);
+	}
+	uint64_t end = r->start_ns + (uint64_t)(seconds * 1e9), t;
+	uint64_t next_status = r->start_ns + (uint64_t)(opt.interval * 1e9);
+	uint64_t fork_at =
+	    with_fork ? r->start_ns + (end - r->start_ns) / 2 : UINT64_MAX;
+	uint64_t child_limit = fork_at + 1 * NS + 2 * grace_ns() + 5 * NS;
+	while ((t = now_ns()) < end) {
+		if (!r->is_child && opt.interval > 0 && t >= next_status) {
+			print_status(r, t, false);
+			next_status += (uint64_t)(opt.interval * 1e9);
+		}
+		if (t >= fork_at) {
+			fork_at = UINT64_MAX;
+			child = fork_child(r, &fd);
+		}
+		if (child > 0 && reap_child(r, child, fd, false, 0))
+			child = -1;
+		sleep_ns(end - t < 20000000 ? end - t : 20000000);
+	}
+	STORE(&r->stop, 1);
+	if (!r->is_child)
+		pthread_join(ch_tid, NULL);
+	stop_all(r);
+	STORE(&r->stop_monitor, 1);
+	pthread_join(mon, NULL);
+	if (child > 0)
+		reap_child(r, child, fd, true, child_limit);
+	final_checks(r);
 }
 
 /* ---- the watchdog and main ---------------------------------------------- */
 
-static void
-put_u64(char **p, uint64_t v)
+static char *
+put_u64(char *p, uint64_t v)
 {
 	char tmp[24];
 	int n = 0;
@@ -2132,26 +1508,25 @@ put_u64(char **p, uint64_t v)
 		tmp[n++] = (char)('0' + v % 10);
 	while ((v /= 10) != 0);
 	while (n)
-		*(*p)++ = tmp[--n];
+		*p++ = tmp[--n];
+	return p;
 }
 
+/* Async-signal-safe: the last line, and out. */
 static void
 on_alarm(int sig)
 {
 	(void)sig;
 	if (in_child)
 		_exit(4);
-	char buf[160], *p = buf;
 	static const char a[] = "torture: watchdog: the run did not end in "
 	                        "time\ntorture: FAILURE ops=";
-	static const char b[] = " violations=";
-	memcpy(p, a, sizeof a - 1);
-	p += sizeof a - 1;
-	put_u64(&p, total_ops(&parent_run));
-	memcpy(p, b, sizeof b - 1);
-	p += sizeof b - 1;
+	char buf[160], *p = buf + sizeof a - 1;
 	uint64_t v = total_violations(&parent_run);
-	put_u64(&p, v ? v : 1);
+	memcpy(buf, a, sizeof a - 1);
+	p = put_u64(p, total_ops(&parent_run));
+	memcpy(p, " violations=", 12);
+	p = put_u64(p + 12, v ? v : 1);
 	*p++ = '\n';
 	if (write(STDOUT_FILENO, buf, (size_t)(p - buf)) < 0)
 		_exit(1);
@@ -2187,22 +1562,22 @@ parse_prims(const char *arg)
 		return true;
 	}
 	opt.prims = 0;
-	char *copy = strdup(arg), *save = NULL;
-	for (char *t = strtok_r(copy, ",", &save); t;
-	     t = strtok_r(NULL, ",", &save)) {
-		int p;
-		for (p = 0; p < NPRIM; p++)
-			if (strcmp(t, prim_name[p]) == 0)
-				break;
+	for (const char *t = arg;; t += strcspn(t, ",") + 1) {
+		size_t len = strcspn(t, ",");
+		int p = 0;
+		while (p < NPRIM &&
+		    (strlen(prim_name[p]) != len ||
+		        strncmp(t, prim_name[p], len) != 0))
+			p++;
 		if (p == NPRIM) {
-			fprintf(stderr, "torture: unknown primitive '%s'\n", t);
-			free(copy);
+			fprintf(stderr, "torture: unknown primitive '%.*s'\n",
+			    (int)len, t);
 			return false;
 		}
 		opt.prims |= 1u << p;
+		if (t[len] == '\0')
+			return true;
 	}
-	free(copy);
-	return opt.prims != 0;
 }
 
 int
@@ -2220,93 +1595,66 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool seeded = false;
+	bool seeded = false, ok = true;
 	long stall_ms = UNDER_TSAN ? 10000 : 2000;
 	int c;
-	char *endp;
+	char *endp = "";
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((c = getopt_long(
-	            argc, argv, "s:t:p:i:bS:Fm:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's':
+	while (ok &&
+	    (c = getopt_long(argc, argv, "s:t:p:i:bS:Fm:h", longopts, NULL)) !=
+	        -1) {
+		if (c == 's') {
 			opt.seconds = strtod(optarg, &endp);
-			if (*endp || !(opt.seconds > 0) || opt.seconds > 1e6)
-				goto bad;
-			break;
-		case 't':
+			ok = opt.seconds > 0 && opt.seconds <= 1e6;
+		} else if (c == 't') {
 			opt.threads = (int)strtol(optarg, &endp, 10);
-			if (*endp || opt.threads < 2 ||
-			    opt.threads > MAXTHREADS)
-				goto bad;
-			break;
-		case 'p':
-			if (!parse_prims(optarg))
-				goto bad;
-			break;
-		case 'i':
+			ok = opt.threads >= 2 && opt.threads <= MAXTHREADS;
+		} else if (c == 'p') {
+			ok = parse_prims(optarg);
+		} else if (c == 'i') {
 			opt.interval = strtod(optarg, &endp);
-			if (*endp || opt.interval < 0)
-				goto bad;
-			break;
-		case 'b':
-			opt.busted = true;
-			break;
-		case 'S':
+			ok = opt.interval >= 0;
+		} else if (c == 'S') {
 			opt.seed = strtoull(optarg, &endp, 0);
-			if (*endp)
-				goto bad;
 			seeded = true;
-			break;
-		case 'F':
-			opt.fork = false;
-			break;
-		case 'm':
+		} else if (c == 'm') {
 			stall_ms = strtol(optarg, &endp, 10);
-			if (*endp || stall_ms < 10)
-				goto bad;
-			break;
-		case 'h':
+			ok = stall_ms >= 10;
+		} else if (c == 'h') {
 			usage(stdout);
 			return 0;
-		default:
-			goto bad;
 		}
+		opt.busted |= c == 'b';
+		opt.fork &= c != 'F';
+		ok = ok && *endp == '\0' && c != '?';
 	}
-	if (optind != argc) {
-	bad:
+	if (!ok || optind != argc) {
 		usage(stderr);
 		return 2;
 	}
 	opt.stall_ns = (uint64_t)stall_ms * 1000000;
 	if (!seeded)
-		opt.seed = splitmix(now_ns() ^ (uint64_t)getpid());
-
-	const char *fork_note;
-	if (UNDER_TSAN) {
-		opt.fork = false;
+		opt.seed = conform_splitmix(now_ns() ^ (uint64_t)getpid());
+	const char *fork_note = "a fork in the middle";
+	if (UNDER_TSAN)
 		fork_note = "fork phase skipped (ThreadSanitizer does not "
 		            "support threads in a forked child)";
-	} else if (!opt.fork) {
+	else if (!opt.fork)
 		fork_note = "fork phase skipped (--no-fork)";
-	} else if (opt.seconds < 4) {
-		opt.fork = false;
+	else if (opt.seconds < 4)
 		fork_note = "fork phase skipped (--seconds < 4)";
-	} else {
-		fork_note = "a fork in the middle";
-	}
+	opt.fork = opt.fork && !UNDER_TSAN && opt.seconds >= 4;
 	char prims[128] = "";
 	for (int p = 0; p < NPRIM; p++)
-		if (opt.prims & (1u << p)) {
-			if (prims[0])
-				strcat(prims, ",");
-			strcat(prims, prim_name[p]);
-		}
+		if (ENABLED(p))
+			strcat(
+			    strcat(prims, prims[0] ? "," : ""), prim_name[p]);
 	printf("torture: %s for %g s, %d threads each, seed %" PRIu64
-	       ", stall bound %.1f s%s\n",
+	       ", stall bound %.1f s%s\ntorture: %s\n",
 	    prims, opt.seconds, opt.threads, opt.seed,
-	    (double)opt.stall_ns / 1e9, opt.busted ? ", BUSTED mutex" : "");
-	printf("torture: %s\n", fork_note);
+	    (double)opt.stall_ns / 1e9, opt.busted ? ", BUSTED mutex" : "",
+	    fork_note);
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -2314,12 +1662,11 @@ main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, NULL);
 	alarm((unsigned)(opt.seconds + 4 * grace_ns() / NS + 60));
-
 	run_init(&parent_run, false);
-	run_torture(&parent_run, opt.seconds, true, opt.fork);
+	conformance_pass();
+	run_torture(&parent_run, opt.seconds, opt.fork);
 	alarm(0);
-	print_status(&parent_run, now_ns(), "end ");
-	print_waits(&parent_run);
+	print_status(&parent_run, now_ns(), true);
 	finish(&parent_run);
 	return total_violations(&parent_run) ? 1 : 0;
 }
