@@ -83,6 +83,14 @@
 #define W7_THREADS 4
 #define WL_ROUNDS 200 /* wake-up latency: wakes per CPU */
 #define NMET 5        /* metrics per workload */
+/* Those the titles print, as strings. */
+#define S_W3_THREADS STR(W3_THREADS)
+#define S_YIELD_WORK STR(YIELD_WORK)
+#define S_W5_CAP STR(W5_CAP)
+#define S_W5B_WAITERS STR(W5B_WAITERS)
+#define S_W5B_ROUNDS STR(W5B_ROUNDS)
+#define S_W7_THREADS STR(W7_THREADS)
+#define S_W7_LOCKS STR(W7_LOCKS)
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()
@@ -266,6 +274,17 @@ sleep_ns(int64_t ns)
 		(long)(ns % 1000000000) };
 	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
 		;
+}
+
+/* The threads attr creates run on the given CPU only. */
+static void
+pin(pthread_attr_t *attr, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_attr_setaffinity_np(attr, sizeof set, &set);
 }
 
 static ALWAYS_INLINE bool
@@ -582,12 +601,8 @@ go(struct run *r)
 	pthread_attr_setstacksize(&attr, STACK_SIZE);
 	for (int i = 0; i < r->n; i++) {
 		struct thr *t = &r->t[i];
-		if (ncpus > 0) {
-			cpu_set_t set;
-			CPU_ZERO(&set);
-			CPU_SET(cpus[i % ncpus], &set);
-			pthread_attr_setaffinity_np(&attr, sizeof set, &set);
-		}
+		if (ncpus > 0)
+			pin(&attr, cpus[i % ncpus]);
 		t->idx = i;
 		if ((err = pthread_create(&t->tid, &attr, r->fn, t)) != 0)
 			die("pthread_create", err);
@@ -845,12 +860,9 @@ wl_probe(int cpu)
 	double lat[WL_ROUNDS];
 	pthread_attr_t attr;
 	pthread_t t;
-	cpu_set_t set;
 
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
 	pthread_attr_init(&attr);
-	pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+	pin(&attr, cpu);
 	int err = pthread_create(&t, &attr, wl_sleeper, NULL);
 	pthread_attr_destroy(&attr);
 	if (err != 0)
@@ -1062,13 +1074,10 @@ static struct workload work[] = {
 	    { { 0, false, false, 1.70, ">=%.2fx", "throughput", "x", 2 },
 	        { 3, false, true, 0.70, "CPU <=%.2fx", "CPU/op", "x", 2 } } },
 	{ "W3",
-	    "W3 long holds: " STR(
-	        W3_THREADS) " threads each lock once and "
-	                    "sleep 1 ms inside; a 1 ms sleep measured %2$.3f "
-	                    "ms, so ideal = "
-	                    "%3$.3f s; elapsed/ideal (1.00 is ideal) and CPU "
-	                    "seconds, median "
-	                    "of %1$d runs",
+	    "W3 long holds: " S_W3_THREADS " threads each lock once and sleep "
+	    "1 ms inside; a 1 ms sleep measured %2$.3f ms, so ideal = %3$.3f "
+	    "s; elapsed/ideal (1.00 is ideal) and CPU seconds, median of %1$d "
+	    "runs",
 	    NULL, W3_THREADS, lk_name, F_SPIN_NAMED | F_WAKE, 26, { 0.38, 0 },
 	    one_run,
 	    { { w3_body_fn, 0, R0, NULL, "", "%.3f s = %.3fx ideal, %.3f CPU s",
@@ -1087,14 +1096,11 @@ static struct workload work[] = {
 	    .prep = 0.11, .prepare = w3_prepare },
 	{ "W4",
 	    "W4 useful work: 2 threads run the W2 loop while 2 threads do "
-	    "units of " STR(YIELD_WORK) " xorshift steps + sched_yield; each "
-	                                "side's operations costed at one "
-	                                "thread's rate alone on a CPU: "
-	                                "useful = lock rate / lock-alone rate "
-	                                "+ yield rate / yield-alone "
-	                                "rate, in CPUs (max %2$.2f); yield "
-	                                "thread alone: %3$.1f kunits/s; "
-	                                "median of %1$d runs",
+	    "units of " S_YIELD_WORK " xorshift steps + sched_yield; each "
+	    "side's operations costed at one thread's rate alone on a CPU: "
+	    "useful = lock rate / lock-alone rate + yield rate / yield-alone "
+	    "rate, in CPUs (max %2$.2f); yield thread alone: %3$.1f kunits/s; "
+	    "median of %1$d runs",
 	    NULL, 4, lk_name, F_TIMED, 23, { 0.01, 1 }, one_run,
 	    { { w2_body_fn, 1, R0, "1 lock thread", " alone", "%.2f Mops/s",
 	          { 3 } },
@@ -1120,8 +1126,8 @@ static struct workload work[] = {
 	            2 } },
 	    .finish = w4_finish },
 	{ "W5a",
-	    "W5a producer/consumer: 2 producers + 2 consumers, queue of " STR(
-	        W5_CAP) "; Mitems/s, median of %d runs",
+	    "W5a producer/consumer: 2 producers + 2 consumers, queue "
+	    "of " S_W5_CAP "; Mitems/s, median of %d runs",
 	    NULL, 4, cv_name, F_TIMED, 8, { 0.01, 1 }, w5a_run,
 	    { { w5a_body_fn, 0, HALVES, "2+2 threads", "", "%.3f Mitems/s" } },
 	    { { "throughput", "items/s", R_OPS1, R_EL, 1e-6 } },
@@ -1131,23 +1137,15 @@ static struct workload work[] = {
 	    { { 0, false, false, 1.50, ">=%.2fx", "producer/consumer", "x",
 	        2 } } },
 	{ "W5b",
-	    "W5b broadcast to " STR(
-	        W5B_WAITERS) " sleeping waiters: time from "
-	                     "the broadcast until all reacquired and released "
-	                     "the mutex (they "
-	                     "exit after), and the waiters' context switches "
-	                     "while waiting "
-	                     "(ideal: " STR(
-	                         W5B_WAITERS) ", one sleep each) and how many "
-	                                      "were "
-	                                      "sleeps (voluntary; the rest are "
-	                                      "preemptions); median of " STR(
-	                                          W5B_ROUNDS) " broadcasts "
-	                                                      "(lower is "
-	                                                      "better)",
+	    "W5b broadcast to " S_W5B_WAITERS " sleeping waiters: time from "
+	    "the broadcast until all reacquired and released the mutex (they "
+	    "exit after), and the waiters' context switches while waiting "
+	    "(ideal: " S_W5B_WAITERS ", one sleep each) and how many were "
+	    "sleeps (voluntary; the rest are preemptions); median "
+	    "of " S_W5B_ROUNDS " broadcasts (lower is better)",
 	    NULL, W5B_WAITERS, cv_name, F_WAKE, 26, { 0.02, 0 }, w5b_run,
-	    { { w5b_body_fn, 0, R0, STR(W5B_WAITERS) " waiters",
-	        ", " STR(W5B_ROUNDS) " broadcasts",
+	    { { w5b_body_fn, 0, R0, S_W5B_WAITERS " waiters",
+	        ", " S_W5B_ROUNDS " broadcasts",
 	        "median %.0f us, %.0f context switches", { 0, 1 } } },
 	    { { "bcast_time", "s", R_SPAN, R_ONE, 1e6 },
 	        { "bcast_ctxsw", "switches", R_CSW, R_ONE },
@@ -1181,10 +1179,8 @@ static struct workload work[] = {
 	        { 1, true, false, 25, "each share >=%.0f%%", "reads", "%", 1 },
 	        { 2, true, false, 25, NULL, "writes", "%", 1 } } },
 	{ "W7",
-	    "W7 many locks: " STR(
-	        W7_THREADS) " threads lock random entries of "
-	                    "an array of " STR(
-	                        W7_LOCKS) " locks; Mops/s, median of %d runs",
+	    "W7 many locks: " S_W7_THREADS " threads lock random entries of an "
+	    "array of " S_W7_LOCKS " locks; Mops/s, median of %d runs",
 	    NULL, W7_THREADS, lk_name, F_TIMED, 22, { 0.02, 1 }, w7_run,
 	    { { w7_body_fn, 0, R0, NULL, "", "%.2f Mops/s" } },
 	    { { "throughput", "ops/s", R_OPS, R_EL, 1e-6 },
@@ -1212,6 +1208,20 @@ static struct {
 	bool met;
 } targets[64];
 static int ntargets;
+
+/* The cells of a workload (its -t list, else one), and the threads of
+ * cell c. */
+static int
+ncells(const struct workload *w)
+{
+	return w->tl ? w->tl->n : 1;
+}
+
+static int
+cell_threads(const struct workload *w, int c)
+{
+	return w->tl ? w->tl->v[c] : w->n;
+}
 
 static bool
 kind_on(const struct workload *w, int k)
@@ -1296,7 +1306,7 @@ csv_row(const struct workload *w, int m, int c, int k, const char *target,
 {
 	const struct metric *mt = &w->m[m];
 	const struct ser *s = k < 0 ? &glob[m] : &res[c][k][m];
-	int n = k < 0 ? 1 : mt->thr ? mt->thr : w->tl ? w->tl->v[c] : w->n;
+	int n = k < 0 ? 1 : mt->thr ? mt->thr : cell_threads(w, c);
 
 	if (csv == NULL || s->n == 0)
 		return;
@@ -1387,8 +1397,8 @@ print_table(const struct workload *w)
 	if ((lk_mask & 3) != 3) /* LK_PL and LK_PT */
 		printf("(pl or pthread not selected with -l: no ratios, no "
 		       "targets)\n");
-	for (int c = 0; c < (w->tl ? w->tl->n : 1); c++) {
-		int n = w->tl ? w->tl->v[c] : w->n;
+	for (int c = 0; c < ncells(w); c++) {
+		int n = cell_threads(w, c);
 		if (c > 0)
 			printf("\n");
 		for (int k = c ? 0 : -1; k < NLK; k++) {
@@ -1433,7 +1443,7 @@ static double
 expected(const struct workload *w)
 {
 	double run = w->cost[0] + w->cost[1] * secs, e = w->prep;
-	int nst = 0, ncell = w->tl ? w->tl->n : 1;
+	int nst = 0;
 
 	for (int st = 0; st < 3 && w->step[st].fn; st++)
 		if (w->step[st].global)
@@ -1442,7 +1452,7 @@ expected(const struct workload *w)
 			nst++;
 	for (int k = 0; k < NLK; k++)
 		if (kind_on(w, k))
-			e += ncell * (w->rounds ? w->rounds : runs) * nst *
+			e += ncells(w) * (w->rounds ? w->rounds : runs) * nst *
 			    (k == LK_SPIN && w->flags & F_SPIN_NAMED ? 7.0
 			                                             : run);
 	return e;
@@ -1464,14 +1474,14 @@ run_workload(const struct workload *w)
 	for (int st = 0; st < 3 && w->step[st].fn; st++)
 		for (int r = 0; w->step[st].global && r < runs; r++)
 			run_step(w, st, LK_PL, 1, r, runs, glob);
-	for (int c = 0; c < (w->tl ? w->tl->n : 1); c++)
+	for (int c = 0; c < ncells(w); c++)
 		for (int k = 0; k < NLK; k++) {
 			for (int r = 0; kind_on(w, k) && r < nrun; r++)
 				for (int st = 0; st < 3 && w->step[st].fn; st++)
 					if (!w->step[st].global)
 						run_step(w, st, k,
-						    w->tl ? w->tl->v[c] : w->n,
-						    r, nrun, res[c][k]);
+						    cell_threads(w, c), r, nrun,
+						    res[c][k]);
 			if (kind_on(w, k) && w->finish)
 				w->finish(res[c][k]);
 		}
@@ -1608,7 +1618,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *csvpath = NULL, *png = NULL;
-	char mach[512], tmpcsv[64] = "", *end;
+	char mach[512], tuning[80], dur[32], tmpcsv[64] = "", *end;
 	bool any = false, t_given = false, dry_run = false;
 	struct pl_tuning tun;
 	cpu_set_t set;
@@ -1706,28 +1716,27 @@ main(int argc, char **argv)
 
 	machine(mach, sizeof mach);
 	pl_tuning_get(&tun);
+	snprintf(tuning, sizeof tuning, "spin %u, yield %u, fairness %u us",
+	    tun.spin_limit, tun.yield_limit, tun.fair_interval_us);
 	for (int i = 0; i < NWORK; i++)
 		e += w_sel[i] ? expected(&work[i]) : 0;
 	est = (int)(e + 0.5);
+	snprintf(dur, sizeof dur, "%d min %02d s", est / 60, est % 60);
 	printf("lockbench: libparkinglot against glibc, ratios pl/pthread of "
-	       "medians\nmachine: %s\npl tuning: spin %u, yield %u, fairness "
-	       "%u us\n%d runs per cell of %.2f s each, fresh threads per "
-	       "run, thread i on CPU i mod %d; expected duration %d min %02d "
-	       "s\n",
-	    mach, tun.spin_limit, tun.yield_limit, tun.fair_interval_us, runs,
-	    secs, ncpus, est / 60, est % 60);
+	       "medians\nmachine: %s\npl tuning: %s\n%d runs per cell of "
+	       "%.2f s each, fresh threads per run, thread i on CPU i mod %d; "
+	       "expected duration %s\n",
+	    mach, tuning, runs, secs, ncpus, dur);
 	fflush(stdout);
-	fprintf(stderr, "lockbench: expected duration %d min %02d s\n",
-	    est / 60, est % 60);
+	fprintf(stderr, "lockbench: expected duration %s\n", dur);
 	if (dry_run)
 		return 0;
 	if (csv != NULL)
 		fprintf(csv,
-		    "# machine: %s; pl tuning: spin %u, yield %u, fairness %u "
-		    "us; %d runs of %.2f s\nworkload,threads,lock,metric,unit,"
-		    "median,min,max,ratio,target,result\n",
-		    mach, tun.spin_limit, tun.yield_limit, tun.fair_interval_us,
-		    runs, secs);
+		    "# machine: %s; pl tuning: %s; %d runs of %.2f s\n"
+		    "workload,threads,lock,metric,unit,median,min,max,ratio,"
+		    "target,result\n",
+		    mach, tuning, runs, secs);
 
 	t0 = now();
 	for (int i = 0; i < NWORK; i++)
