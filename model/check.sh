@@ -21,11 +21,15 @@ CC=${CC:-cc}
 # text that spin's report must contain along with an error, such as
 # "invalid end state" or "assertion violated (incs".
 rows='
-mutex.pml  | -                           | ok | the model verifies
-mutex.pml  | -DBROKEN=1 -DNO_INVARIANT   | invalid end state | a lost wakeup
-mutex.pml  | -DBROKEN=2 -DNO_INVARIANT   | invalid end state | a lost wakeup
-mutex.pml  | -DBROKEN=3 -DNO_INVARIANT   | invalid end state | a lost wakeup
-mutex.pml  | -DBROKEN=4 -DNO_MISUSE_CHECK | assertion violated (incs | two threads inside
+twobit.pml | -                           | ok | the mutex case verifies
+twobit.pml | -DBROKEN=1 -DNO_INVARIANT   | invalid end state | a lost wakeup: P cleared, waiters left
+twobit.pml | -DBROKEN=2 -DNO_INVARIANT   | invalid end state | a lost wakeup: validate does not set P
+twobit.pml | -DBROKEN=3 -DNO_INVARIANT   | invalid end state | a lost wakeup: timed_out clears P, not last
+twobit.pml | -DBROKEN=4 -DNO_MISUSE_CHECK | assertion violated (incs | two owners: the hand-off clears L
+twobit.pml | -DBROKEN=5 -DNO_INVARIANT   | invalid end state | a lost wakeup: hand-off clears P, waiters left
+twobit.pml | -DSHARED                    | ok | two bit locks in one word verify
+twobit.pml | -DSHARED -DBROKEN=6         | assertion violated ((state&5)==0) | a plain store undoes the other release
+twobit.pml | -DSHARED -DBROKEN=7         | assertion violated (incs | token ignored: the other lock handed off
 rwlock.pml | -                           | ok | the model verifies
 rwlock.pml | -DBROKEN=1 -DNO_BITS        | invalid end state | a lost wakeup
 rwlock.pml | -DBROKEN=2 -DNO_BITS        | invalid end state | a lost wakeup after a timeout

@@ -38,9 +38,9 @@
  *     taken together), no table, no hashing;
  *   - the wake word and the futex are left out: a woken thread is one
  *     whose `queued` flag the waker cleared under the bucket lock
- *     (model/mutex.pml checks that protocol); spinning is left out;
+ *     (model/twobit.pml checks that protocol); spinning is left out;
  *   - a plain mutex lock never times out; the mutex's own timeouts are
- *     checked by mutex.pml;
+ *     checked by twobit.pml;
  *   - memory is sequentially consistent.
  *
  * PROPERTIES (one safety run, with invalid end states):

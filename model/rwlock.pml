@@ -33,7 +33,7 @@
  *     true); else WPARKED: pl_unpark_one with wr_handoff_callback, a
  *     hand-off when be_fair; else CAS ~WRITER; and again if the waiters
  *     had all timed out);
- *   - pl_park, as in mutex.pml but for the sleep: the bucket lock,
+ *   - pl_park, as in twobit.pml but for the sleep: the bucket lock,
  *     validate-then-enqueue under it, the wake word (0 not queued or
  *     woken, else queued), the timeout path (relock the bucket; if still
  *     queued, unlink, word to 0, timed_out(was_last), PL_PARK_TIMED_OUT;
@@ -73,7 +73,7 @@
  *     livelock that a safety search would not see;
  *   - the sleep is a wait for the wake word to be 0 (or, timed, a
  *     timeout at any moment before): sleep_on's 1 -> 2 CAS and the
- *     FUTEX_WAIT/FUTEX_WAKE pairing are mutex.pml's to check;
+ *     FUTEX_WAIT/FUTEX_WAKE pairing are twobit.pml's to check;
  *   - memory is sequentially consistent; the acquire/release orderings
  *     are not checked here (ThreadSanitizer and the tests cover them);
  *   - trylock (the fast paths without the slow ones), the READERS_MAX
