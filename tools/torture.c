@@ -721,6 +721,18 @@ once_fn(void *arg)
 	STORE(&e->done, 1);
 }
 
+/* A pl_once_t that was called (when: retired, or at the end) must have
+ * run fn exactly once. */
+static void
+once_check(struct run *r, const struct once_ent *e, const char *when)
+{
+	unsigned calls = LOAD(&e->calls), runs = LOAD(&e->runs);
+	if (calls && runs != 1)
+		violation(r, P_ONCE,
+		    "a pl_once_t %s: called %u times, fn ran %u times", when,
+		    calls, runs);
+}
+
 /* Start round r + 1 on a fresh pl_once_t, once nobody uses the entry. */
 static void
 once_advance(struct slot *s, uint64_t r)
@@ -736,10 +748,7 @@ once_advance(struct slot *s, uint64_t r)
 	while (__atomic_load_n(&e->users, __ATOMIC_SEQ_CST) != 0)
 		sched_yield();
 	wait_end(s);
-	unsigned calls = LOAD(&e->calls), runs = LOAD(&e->runs);
-	if (calls && runs != 1)
-		VIOL(s, "a retired pl_once_t: %u calls, fn ran %u times", calls,
-		    runs);
+	once_check(s->run, e, "retired");
 	STORE(&e->o.state, 0); /* PL_ONCE_INIT: nobody uses it */
 	STORE(&e->runs, 0);
 	STORE(&e->done, 0);
@@ -1004,16 +1013,29 @@ slot_start(struct slot *s)
 	return s->started = e == 0;
 }
 
-/* Wait until s's thread has left its loop, for at most limit ns. */
+/* Join s's thread, asked to stop at asked (ns), once it has left its
+ * loop; if it has not within limit ns of being asked, report it (by: who
+ * asked) and abandon it, never to be joined.  Whether it was joined. */
 static bool
-slot_wait_exit(struct slot *s, uint64_t limit)
+slot_join(struct slot *s, uint64_t asked, uint64_t limit, const char *by)
 {
-	uint64_t end = now_ns() + limit;
-	while (!__atomic_load_n(&s->exited, __ATOMIC_ACQUIRE))
-		if (now_ns() > end)
-			return false;
-		else
+	while (!__atomic_load_n(&s->exited, __ATOMIC_ACQUIRE)) {
+		if (now_ns() <= asked + limit) {
 			sleep_ns(1000000);
+			continue;
+		}
+		uint64_t q = LOAD(&s->wseq);
+		s->abandoned = true;
+		violation(s->run, s->prim,
+		    "worker %d did not stop within %.1f s of being asked "
+		    "(%s)%s%s",
+		    s->index, (double)limit / 1e9, by,
+		    (q & 1) ? "; it waits in " : "",
+		    (q & 1) ? LOAD(&s->what) : "");
+		return false;
+	}
+	pthread_join(s->tid, NULL);
+	s->started = false;
 	return true;
 }
 
@@ -1038,16 +1060,8 @@ churn(void *arg)
 		STORE(&s->stop, 1);
 		if (s->prim == P_COND)
 			cond_kick(r);
-		if (!slot_wait_exit(s, opt.stall_ns + NS)) {
-			violation(r, s->prim,
-			    "worker %d did not stop within "
-			    "%.1f s of being asked (churn)",
-			    s->index, (double)(opt.stall_ns + NS) / 1e9);
-			s->abandoned = true;
+		if (!slot_join(s, now_ns(), opt.stall_ns + NS, "by churn"))
 			continue;
-		}
-		pthread_join(s->tid, NULL);
-		s->started = false;
 		FADD(&r->churns, 1);
 		slot_start(s);
 	}
@@ -1176,11 +1190,7 @@ final_checks(struct run *r)
 		violation(r, P_COND, "the mutex's state is %#x at rest",
 		    LOAD(&c->m.state));
 	for (int i = 0; i < ONCE_RING; i++)
-		if (LOAD(&r->ring[i].calls) && LOAD(&r->ring[i].runs) != 1)
-			violation(r, P_ONCE,
-			    "a pl_once_t called %u times ran "
-			    "fn %u times",
-			    LOAD(&r->ring[i].calls), LOAD(&r->ring[i].runs));
+		once_check(r, &r->ring[i], "at the end");
 	uintptr_t xw = r->init_word;
 	unsigned char xb = r->init_byte;
 	for (int i = 0; i < MAXTHREADS; i++) {
@@ -1344,31 +1354,15 @@ stop_all(struct run *r)
 	cond_kick(r);
 	__atomic_fetch_or(&r->park.gate, GATE_CLOSED, __ATOMIC_SEQ_CST);
 	pl_unpark_all(&r->park.gate, TOKEN_CLOSED);
-	uint64_t end = now_ns() + grace_ns();
+	uint64_t asked = now_ns();
 	bool stuck = false;
 	for (int p = 0; p < NPRIM; p++)
 		for (int i = 0; i < r->nthreads; i++) {
 			struct slot *s = &r->slots[p][i];
-			uint64_t t = now_ns();
-			if (!s->started || s->abandoned ||
-			    slot_wait_exit(s, t < end ? end - t : 0))
-				continue;
-			uint64_t q = LOAD(&s->wseq);
-			s->abandoned = stuck = true;
-			violation(r, p,
-			    "worker %d did not stop within the "
-			    "grace of %.1f s%s%s",
-			    i, (double)grace_ns() / 1e9,
-			    (q & 1) ? "; it waits in " : "",
-			    (q & 1) ? LOAD(&s->what) : "");
-		}
-	for (int p = 0; p < NPRIM; p++)
-		for (int i = 0; i < r->nthreads; i++) {
-			struct slot *s = &r->slots[p][i];
-			stuck |= s->abandoned;
 			if (s->started && !s->abandoned)
-				pthread_join(s->tid, NULL);
-			s->started = false;
+				slot_join(
+				    s, asked, grace_ns(), "the end of a run");
+			stuck |= s->abandoned;
 		}
 	if (stuck && r->is_child)
 		_exit(2);
@@ -1379,6 +1373,15 @@ stop_all(struct run *r)
 }
 
 static void run_torture(struct run *r, double seconds, bool with_fork);
+
+/* The longest the fork child may take: its 1 s run, twice the grace a
+ * run has to stop, and 5 s more.  Its watchdog and the parent both use
+ * it. */
+static uint64_t
+child_bound_ns(void)
+{
+	return 1 * NS + 2 * grace_ns() + 5 * NS;
+}
 
 /* The fork child: only the forking thread exists here.  It runs a short
  * torture of its own on objects the parent never touched (locks held or
@@ -1399,7 +1402,7 @@ fork_child(struct run *r, int *fd)
 		in_child = 1;
 		close(fds[0]);
 		run_child_fd = fds[1];
-		alarm((unsigned)(1 + 2 * grace_ns() / NS + 5));
+		alarm((unsigned)(child_bound_ns() / NS));
 		run_init(&child_run, true);
 		run_torture(&child_run, 1.0, false);
 		uint64_t ops = total_ops(&child_run);
@@ -1472,7 +1475,7 @@ run_torture(struct run *r, double seconds, bool with_fork)
 	uint64_t next_status = r->start_ns + (uint64_t)(opt.interval * 1e9);
 	uint64_t fork_at =
 	    with_fork ? r->start_ns + (end - r->start_ns) / 2 : UINT64_MAX;
-	uint64_t child_limit = fork_at + 1 * NS + 2 * grace_ns() + 5 * NS;
+	uint64_t child_limit = fork_at + child_bound_ns();
 	while ((t = now_ns()) < end) {
 		if (!r->is_child && opt.interval > 0 && t >= next_status) {
 			print_status(r, t, false);
@@ -1636,7 +1639,8 @@ main(int argc, char **argv)
 	opt.stall_ns = (uint64_t)stall_ms * 1000000;
 	if (!seeded)
 		opt.seed = conform_splitmix(now_ns() ^ (uint64_t)getpid());
-	const char *fork_note = "a fork in the middle";
+	static const char fork_on[] = "a fork in the middle";
+	const char *fork_note = fork_on;
 	if (UNDER_TSAN)
 		fork_note = "fork phase skipped (ThreadSanitizer does not "
 		            "support threads in a forked child)";
@@ -1644,7 +1648,7 @@ main(int argc, char **argv)
 		fork_note = "fork phase skipped (--no-fork)";
 	else if (opt.seconds < 4)
 		fork_note = "fork phase skipped (--seconds < 4)";
-	opt.fork = opt.fork && !UNDER_TSAN && opt.seconds >= 4;
+	opt.fork = fork_note == fork_on;
 	char prims[128] = "";
 	for (int p = 0; p < NPRIM; p++)
 		if (ENABLED(p))
