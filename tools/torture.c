@@ -38,6 +38,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -83,6 +84,7 @@ static void wait_end(struct slot *s);
 	(me ? wait_begin(me, what, dl, NULL, 0) : (void)0)
 #define CONFORM_WAIT_END() (me ? wait_end(me) : (void)0)
 #include "conform.h"
+#include "toolutil.h"
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
@@ -1599,43 +1601,43 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	bool seeded = false, ok = true;
-	long stall_ms = UNDER_TSAN ? 10000 : 2000;
+	long threads = opt.threads, stall_ms = UNDER_TSAN ? 10000 : 2000;
 	int c;
-	char *endp = "";
+	char *endp;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while (ok &&
 	    (c = getopt_long(argc, argv, "s:t:p:i:bS:Fm:h", longopts, NULL)) !=
 	        -1) {
 		if (c == 's') {
-			opt.seconds = strtod(optarg, &endp);
-			ok = opt.seconds > 0 && opt.seconds <= 1e6;
+			ok = tool_parse_double(optarg, 0, 1e6, &opt.seconds) &&
+			    opt.seconds > 0;
 		} else if (c == 't') {
-			opt.threads = (int)strtol(optarg, &endp, 10);
-			ok = opt.threads >= 2 && opt.threads <= MAXTHREADS;
+			ok = tool_parse_long(optarg, 2, MAXTHREADS, &threads);
 		} else if (c == 'p') {
 			ok = parse_prims(optarg);
 		} else if (c == 'i') {
-			opt.interval = strtod(optarg, &endp);
-			ok = opt.interval >= 0;
+			ok = tool_parse_double(
+			    optarg, 0, DBL_MAX, &opt.interval);
 		} else if (c == 'S') {
 			opt.seed = strtoull(optarg, &endp, 0);
+			ok = *endp == '\0';
 			seeded = true;
 		} else if (c == 'm') {
-			stall_ms = strtol(optarg, &endp, 10);
-			ok = stall_ms >= 10;
+			ok = tool_parse_long(optarg, 10, LONG_MAX, &stall_ms);
 		} else if (c == 'h') {
 			usage(stdout);
 			return 0;
 		}
 		opt.busted |= c == 'b';
 		opt.fork &= c != 'F';
-		ok = ok && *endp == '\0' && c != '?';
+		ok = ok && c != '?';
 	}
 	if (!ok || optind != argc) {
 		usage(stderr);
 		return 2;
 	}
+	opt.threads = (int)threads;
 	opt.stall_ns = (uint64_t)stall_ms * 1000000;
 	if (!seeded)
 		opt.seed = conform_splitmix(now_ns() ^ (uint64_t)getpid());
