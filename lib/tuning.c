@@ -16,8 +16,9 @@
  * for the refinement (running it themselves when nothing has started it),
  * so that what they show and what they change is final.  If the thread
  * cannot be created, the defaults stay until pl_tuning_get or
- * pl_tuning_set refines them.  A process that never contends never reads
- * the topology and never starts the thread.
+ * pl_tuning_set refines them; so too in the child of a fork, which
+ * starts no thread.  A process that never contends never reads the
+ * topology and never starts the thread.
  *
  * Precedence: pl_tuning_set over the environment over the topology over
  * the static defaults.  The fields are read with relaxed atomic loads by
@@ -309,10 +310,17 @@ refined(void)
 void
 pli_tuning_forked(void)
 {
-	/* The thread that was refining is not in the child. */
-	if (__atomic_load_n(&pli_tuning_state, __ATOMIC_RELAXED) == RUNNING)
-		__atomic_store_n(&pli_tuning_state, NONE, __ATOMIC_RELAXED);
+	/* A thread may not be started here: the child of a multithreaded
+	 * process may only call async-signal-safe functions until it execs
+	 * (and ThreadSanitizer kills a child that starts one).  So a
+	 * refinement that has not run, or that the parent's thread was
+	 * running, is left to pl_tuning_get/set; the environment, if not yet
+	 * applied, is applied now. */
 	pthread_mutex_init(&publish_lock, NULL);
+	if (__atomic_load_n(&pli_tuning_state, __ATOMIC_RELAXED) != DONE) {
+		__atomic_store_n(&pli_tuning_state, STALLED, __ATOMIC_RELAXED);
+		apply_env_once();
+	}
 }
 
 void

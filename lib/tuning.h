@@ -44,7 +44,8 @@ pli_tuning_kick(void)
 		pli_tuning_start();
 }
 
-/* In a fork child: a refinement the parent was running starts again. */
+/* In a fork child: a refinement not yet done is left to pl_tuning_get/set
+ * (the child starts no thread). */
 void pli_tuning_forked(void);
 
 #endif /* PARKINGLOT_TUNING_INTERNAL_H */

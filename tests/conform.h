@@ -1185,13 +1185,18 @@ conform_no_lost_wakeup(const struct conform_lock *l)
  * an unlock and the next lock, which the unlocking hog usually wins
  * again.  A third thread must still get the lock within a few fairness
  * intervals (1 ms each) plus scheduling delay: 100 ms is a generous
- * bound.  (How often barging alone lets the waiter in depends on the
- * kernel's wakeup preemption; on a 2-core Linux box it often does, so
- * this catches gross starvation rather than a missing timer.)
+ * bound, which all but CF_FAIR_SLOW of the rounds must meet, and every
+ * round must end within CF_FAIR_WORST_NS.  (A loaded 2-core machine can
+ * deschedule the waiter for a hundred milliseconds once in a while; a
+ * starving lock misses the bound round after round.  How often barging
+ * alone lets the waiter in depends on the kernel's wakeup preemption; on
+ * a 2-core Linux box it often does, so this catches gross starvation
+ * rather than a missing timer.)
  */
-enum { CF_FAIR_ROUNDS = 20 };
+enum { CF_FAIR_ROUNDS = 20, CF_FAIR_SLOW = 2 };
 #define CF_HOG_HOLD_NS (200 * CF_US)
 #define CF_FAIR_MAX_NS (100 * CF_MS)
+#define CF_FAIR_WORST_NS (1000 * CF_MS)
 
 struct cf_fair {
 	const struct conform_lock *l;
@@ -1279,16 +1284,19 @@ conform_fairness(const struct conform_lock *l)
 	    "%s: the hogs stopped making progress after round %d", l->name,
 	    f->rounds);
 	uint64_t max = 0;
-	int worst = 0;
-	for (int k = 0; k < CF_FAIR_ROUNDS; k++)
+	int worst = 0, slow = 0;
+	for (int k = 0; k < CF_FAIR_ROUNDS; k++) {
 		if (f->latency[k] > max) {
 			max = f->latency[k];
 			worst = k;
 		}
-	CONFORM_CHECK(max < CF_FAIR_MAX_NS,
-	    "%s: round %d: a waiter waited "
-	    "%ju ms for a lock two threads hog",
-	    l->name, worst, (uintmax_t)(max / CF_MS));
+		slow += f->latency[k] >= CF_FAIR_MAX_NS;
+	}
+	CONFORM_CHECK(slow <= CF_FAIR_SLOW && max < CF_FAIR_WORST_NS,
+	    "%s: %d of %d rounds over %ju ms, the longest (round %d) "
+	    "%ju ms, for a lock two threads hog",
+	    l->name, slow, CF_FAIR_ROUNDS, (uintmax_t)(CF_FAIR_MAX_NS / CF_MS),
+	    worst, (uintmax_t)(max / CF_MS));
 	conform_check_rest(l, "after the hogs stopped");
 	free(f);
 }

@@ -186,10 +186,21 @@ main(int argc, char **argv)
 		if (best < 0 || total - HOLD_US < best)
 			best = total - HOLD_US;
 	}
+#ifdef PL_TSAN
+	/* ThreadSanitizer makes a thread's creation cost milliseconds: the
+	 * figure would be its, not the library's.  The plain and ASan builds
+	 * check it. */
+	if (!us)
+		printf(
+		    "ok 1 - first contended lock: best %ld us beyond the hold "
+		    "# SKIP timing under ThreadSanitizer\n",
+		    best);
+#else
 	if (!us)
 		printf("%s 1 - first contended lock of a fresh process: "
 		       "best %ld us beyond the hold (limit %d us)\n",
 		    best < LIMIT_US ? "ok" : "not ok", best, LIMIT_US);
+#endif
 	if (!us) {
 		fflush(stdout);
 		pid_t pid = fork();
