@@ -55,6 +55,7 @@
 #include <parkinglot/version.h>
 
 #include "export.h"
+#include "toolutil.h"
 
 #define BAR_WIDTH 40
 
@@ -136,10 +137,8 @@ help(void)
 static long
 parse_long(const char *s, long min, long max, const char *what)
 {
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno || v < min || v > max)
+	long v;
+	if (!tool_parse_long(s, min, max, &v))
 		usage_error("invalid %s '%s'", what, s);
 	return v;
 }
@@ -1415,18 +1414,13 @@ main(int argc, char **argv)
 		case 'p':
 			opt.pid = parse_long(optarg, 1, INT_MAX, "process id");
 			break;
-		case 'i': {
-			char *end;
-			errno = 0;
-			double v = strtod(optarg, &end);
-			if (*optarg == '\0' || *end != '\0' || errno ||
-			    !(v >= 0.01 && v <= 86400))
+		case 'i':
+			if (!tool_parse_double(
+			        optarg, 0.01, 86400, &opt.interval))
 				usage_error("invalid interval '%s' (seconds, "
 				            "from 0.01 to 86400)",
 				    optarg);
-			opt.interval = v;
 			break;
-		}
 		case 'j':
 			opt.json = true;
 			break;

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small helpers that more than one tool needs, as static inline functions
+ * so that each tool stays one program of its own: reading a number from
+ * an option's argument.  The whole argument must be the number (no empty
+ * argument, nothing after it), it must fit its type, and it must lie in
+ * the given range; otherwise the helper returns false and the tool says
+ * so in its own words.
+ */
+#ifndef PL_TOOLUTIL_H
+#define PL_TOOLUTIL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+/* A decimal integer from min to max, into *v. */
+static inline bool
+tool_parse_long(const char *s, long min, long max, long *v)
+{
+	char *end;
+	errno = 0;
+	long x = strtol(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || errno || x < min || x > max)
+		return false;
+	*v = x;
+	return true;
+}
+
+/* A floating-point number from min to max (so never a NaN), into *v. */
+static inline bool
+tool_parse_double(const char *s, double min, double max, double *v)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(s, &end);
+	if (*s == '\0' || *end != '\0' || errno || !(x >= min && x <= max))
+		return false;
+	*v = x;
+	return true;
+}
+
+#endif
