@@ -482,10 +482,10 @@ Test(export, reset_clears_the_exported_figures)
 /* Known counts while the export is switched on and off under load: each
  * thread parks with a deadline already passed, which always counts one
  * park and one timeout.  The switching thread flips the export meanwhile;
- * no count may be lost or doubled.  (Not under TSan: the hooks' test of
- * pli_export_on in internal.h is a plain load, which TSan would report
- * against the switch's atomic store, although the load is of one byte and
- * either value is correct.) */
+ * no count may be lost or doubled.  (Not under TSan: it takes the mmap
+ * that puts the object's page under the counters (lib/stats.c) for a
+ * plain write of the whole page, racing with the atomic adds that go on
+ * meanwhile, which is the very move this test checks is exact.) */
 #ifndef PL_TSAN
 #define FLIP_THREADS 4
 #define FLIP_PARKS 20000
