@@ -67,6 +67,7 @@
 #include <parkinglot.h>
 
 #include "lockbench.h"
+#include "toolutil.h"
 
 #define DEFAULT_SECS 1.0
 #define DEFAULT_RUNS 3
@@ -94,13 +95,11 @@ die(const char *what, int err)
 void
 check_failed(const char *fmt, ...)
 {
+	char head[sizeof who + 32];
+	snprintf(head, sizeof head, "\nlockbench: CHECK FAILED: %s: ", who);
 	va_list ap;
-	fprintf(stderr, "\nlockbench: CHECK FAILED: %s: ", who);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	exit(1);
+	tool_vexit(1, head, "\n", fmt, ap);
 }
 
 /* The threads attr creates run on the given CPU only. */

@@ -77,13 +77,12 @@ static struct {
 static void __attribute__((noreturn, format(printf, 1, 2)))
 usage_error(const char *fmt, ...)
 {
+	char head[96], tail[128];
+	snprintf(head, sizeof head, "%s: ", prog);
+	snprintf(tail, sizeof tail, " (see %s --help)\n", prog);
 	va_list ap;
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (see %s --help)\n", prog);
-	exit(2);
+	tool_vexit(2, head, tail, fmt, ap);
 }
 
 static void __attribute__((noreturn, format(printf, 2, 3)))
