@@ -1,30 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The one list of the statistics' counters.  Everything else is made
- * from it: the library's enum of counters and the fill of struct pl_stats
- * (stats.h, stats.c), the counters of the exported layout (export.h), and
- * what parkstat reads and prints (tools/parkstat.c).  A new counter is
- * one line here (and, being public, a field at the end of struct
- * pl_stats in include/parkinglot/stats.h, whose order this list keeps).
- *
- * X(NAME, field, gauge, label): NAME gives PLI_NAME and PLX_NAME; field
- * is the member of struct pl_stats and parkstat's JSON key; a gauge goes
- * up and down (+1 and -1, wrapping) and is never reset; label is
- * parkstat's text.  No dependencies: parkstat includes it too.
+ * The library's view of the one list of statistics, PL_STATS_LIST
+ * (include/parkinglot/stats.h), which makes struct pl_stats too.  Its
+ * COUNTER and GAUGE entries are the counters: the striped words that the
+ * slow paths add to (stats.h) and that the export publishes (export.h),
+ * indexed by enums made from the list; its TABLE and MAX entries are kept
+ * apart.  A new statistic is one line of PL_STATS_LIST.  No dependencies
+ * but the public header: parkstat includes this too.
  */
 #ifndef PARKINGLOT_COUNTERS_H
 #define PARKINGLOT_COUNTERS_H
 
-#define PLI_COUNTERS(X)                                                        \
-	X(PARKS, parks, 0, "parks")                                            \
-	X(UNPARKS, unparks, 0, "unparks")                                      \
-	X(TIMEOUTS, timeouts, 0, "timeouts")                                   \
-	X(INVALID_PARKS, invalid_parks, 0, "invalid parks")                    \
-	X(REQUEUES, requeues, 0, "requeues")                                   \
-	X(FAIR_HANDOFFS, fair_handoffs, 0, "fair hand-offs")                   \
-	X(SPIN_ACQUIRES, spin_acquires, 0, "spin acquires")                    \
-	X(SPIN_FAILURES, spin_failures, 0, "spin failures")                    \
-	X(WAIT_NS, wait_ns_total, 0, "time parked")                            \
-	X(PARKED_NOW, threads_parked_now, 1, "parked now")
+#include <parkinglot/stats.h>
+
+/* PLI_IF_COUNTER(kind, ...): the rest, for a counter or gauge, else
+ * nothing.  PLI_GAUGE(kind): 1 for a gauge, else 0. */
+#define PLI__IF_COUNTER_COUNTER(...) __VA_ARGS__
+#define PLI__IF_COUNTER_GAUGE(...) __VA_ARGS__
+#define PLI__IF_COUNTER_TABLE(...)
+#define PLI__IF_COUNTER_MAX(...)
+#define PLI_IF_COUNTER(kind, ...) PLI__IF_COUNTER_##kind(__VA_ARGS__)
+#define PLI__GAUGE_COUNTER 0
+#define PLI__GAUGE_GAUGE 1
+#define PLI__GAUGE_TABLE 0
+#define PLI__GAUGE_MAX 0
+#define PLI_GAUGE(kind) PLI__GAUGE_##kind
 
 #endif /* PARKINGLOT_COUNTERS_H */

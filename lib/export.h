@@ -62,12 +62,14 @@
 /* The counters page: PLX_NSTRIPES stripes of PLX_STRIPE_SIZE bytes, each
  * an array of uint64_t indexed by enum plx_counter; summed over stripes
  * they are the counters of struct pl_stats, in the order of the one list
- * of them, counters.h (PLX_PARKED_NOW is a gauge, +1 and -1 wrapping).  Then
+ * of them, PL_STATS_LIST (counters.h; PLX_PARKED_NOW is a gauge, +1 and
+ * -1 wrapping).  Then
  * max_queue_len, a size_t at PLX_MAXQ_OFF. */
 #define PLX_NSTRIPES 16
 #define PLX_STRIPE_SIZE 128
-#define PLX_COUNTER_ENUM(name, field, gauge, label) PLX_##name,
-enum plx_counter { PLI_COUNTERS(PLX_COUNTER_ENUM) PLX_NCOUNTERS };
+#define PLX_COUNTER_ENUM(name, field, type, kind, label)                       \
+	PLI_IF_COUNTER(kind, PLX_##name, )
+enum plx_counter { PL_STATS_LIST(PLX_COUNTER_ENUM) PLX_NCOUNTERS };
 #undef PLX_COUNTER_ENUM
 #define PLX_MAXQ_OFF (PLX_NSTRIPES * PLX_STRIPE_SIZE)
 /* Then the count of pl_stats_reset calls and the CLOCK_MONOTONIC time of

@@ -6,7 +6,7 @@
  * the thread runs on (sched_getcpu, a read of the rseq area on current
  * glibc), so threads on different CPUs never write the same cache line
  * and threads on one CPU rarely race.  pl_stats_get sums the stripes;
- * pl_stats_reset zeroes them, except the gauges (counters.h), which go up
+ * pl_stats_reset zeroes them, except the gauges (PL_STATS_LIST), which go up
  * and down and must keep their balance.  Only slow paths count.
  *
  * Memory.  The counters (struct pli_counters) sit alone in a page of
@@ -39,6 +39,7 @@
 
 #include <parkinglot/stats.h>
 
+#include "counters.h"
 #include "platform.h"
 #include "stats.h"
 
@@ -48,6 +49,14 @@ static pthread_mutex_t counters_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pli_counters fallback; /* if no page can be mapped */
 static bool unmovable;       /* a fork child's page had to be made private */
 static size_t table_buckets; /* as the lot last reported it */
+
+/* struct pl_stats is ABI: the list must keep making the same layout. */
+_Static_assert(offsetof(struct pl_stats, wait_ns_total) == 64 &&
+        offsetof(struct pl_stats, buckets) == 72 &&
+        offsetof(struct pl_stats, threads_parked_now) == 80 &&
+        offsetof(struct pl_stats, max_queue_len) == 88 &&
+        sizeof(struct pl_stats) == 96,
+    "struct pl_stats changed its layout");
 
 #define NWORDS (sizeof(struct pli_counters) / 8)
 #define MAXQ_WORD (offsetof(struct pli_counters, max_queue_len) / 8)
@@ -115,8 +124,9 @@ pl_stats_get(struct pl_stats *out)
 			    &c->stripes[i].v[s], __ATOMIC_RELAXED);
 			/* A gauge sums to its value: +1 and -1 (wrapping) per
 			 * stripe. */
-#define FILL(name, field, gauge, label) out->field = v[PLI_##name];
-	PLI_COUNTERS(FILL)
+#define FILL(name, field, type, kind, label)                                   \
+	PLI_IF_COUNTER(kind, out->field = (type)v[PLI_##name];)
+	PL_STATS_LIST(FILL)
 #undef FILL
 	out->buckets = __atomic_load_n(&table_buckets, __ATOMIC_RELAXED);
 	out->max_queue_len =
@@ -127,8 +137,9 @@ pl_stats_get(struct pl_stats *out)
 static void
 reset(struct pli_counters *c)
 {
-#define GAUGE(name, field, gauge, label) [PLI_##name] = gauge,
-	static const bool is_gauge[PLI_NSTATS] = { PLI_COUNTERS(GAUGE) };
+#define GAUGE(name, field, type, kind, label)                                  \
+	PLI_IF_COUNTER(kind, [PLI_##name] = PLI_GAUGE(kind), )
+	static const bool is_gauge[PLI_NSTATS] = { PL_STATS_LIST(GAUGE) };
 #undef GAUGE
 	for (unsigned i = 0; i < PLI_STRIPES; i++)
 		for (unsigned s = 0; s < PLI_NSTATS; s++)

@@ -12,9 +12,10 @@
 #include "counters.h"
 #include "platform.h"
 
-/* stats.c: striped counters (see there), one per line of counters.h. */
-#define PLI_COUNTER_ENUM(name, field, gauge, label) PLI_##name,
-enum pli_stat { PLI_COUNTERS(PLI_COUNTER_ENUM) PLI_NSTATS };
+/* stats.c: striped counters (see there), one per counter of the list. */
+#define PLI_COUNTER_ENUM(name, field, type, kind, label)                       \
+	PLI_IF_COUNTER(kind, PLI_##name, )
+enum pli_stat { PL_STATS_LIST(PLI_COUNTER_ENUM) PLI_NSTATS };
 #undef PLI_COUNTER_ENUM
 #define PLI_STRIPES 16
 struct pli_stripe {

@@ -796,8 +796,10 @@ u64(char *buf, size_t len, uint64_t v)
 }
 
 /* The counters' labels in the text report, from the one list. */
-#define COUNTER_LABEL(name, field, gauge, text) [PLX_##name] = text,
-static const char *const label[PLX_NCOUNTERS] = { PLI_COUNTERS(COUNTER_LABEL) };
+#define COUNTER_LABEL(name, field, type, kind, text)                           \
+	PLI_IF_COUNTER(kind, [PLX_##name] = text, )
+static const char *const label[PLX_NCOUNTERS] = { PL_STATS_LIST(
+    COUNTER_LABEL) };
 #undef COUNTER_LABEL
 
 /* The text report, 80 columns wide but for long names. */
@@ -1046,11 +1048,13 @@ print_json(FILE *out, const struct report *r)
 		fprintf(out, "  \"interval_ns\": %" PRIu64 ",\n",
 		    sn->now_ns - r->prev->now_ns);
 	fprintf(out, "  \"stats\": {\n");
-	/* Every counter of the list (lib/counters.h), by its field's name
+	/* Every counter of the list (PL_STATS_LIST), by its field's name
 	 * in struct pl_stats, then the two figures that are no counters. */
-#define JSON_COUNTER(name, field, gauge, label)                                \
-	fprintf(out, "    \"" #field "\": %" PRIu64 ",\n", c[PLX_##name]);
-	PLI_COUNTERS(JSON_COUNTER)
+#define JSON_COUNTER(name, field, type, kind, label)                           \
+	PLI_IF_COUNTER(kind,                                                   \
+	               fprintf(out, "    \"" #field "\": %" PRIu64 ",\n",      \
+	                   c[PLX_##name]);)
+	PL_STATS_LIST(JSON_COUNTER)
 #undef JSON_COUNTER
 	fprintf(out, "    \"buckets\": %" PRIu64 ",\n", h->buckets);
 	fprintf(out, "    \"max_queue_len\": %" PRIu64 "\n", sn->maxq);

@@ -17,20 +17,50 @@
 
 PL_BEGIN_DECLS
 
-struct pl_stats {                  /* process-wide, since start or last reset */
-	uint64_t parks;            /* threads queued by pl_park */
-	uint64_t unparks;          /* threads woken by pl_unpark_* */
-	uint64_t timeouts;         /* pl_park calls that timed out */
-	uint64_t invalid_parks;    /* pl_park calls whose validate said no */
-	uint64_t requeues;         /* threads moved by pl_unpark_requeue */
-	uint64_t fair_handoffs;    /* threads woken with the lock handed over */
-	uint64_t spin_acquires;    /* contended acquisitions won by spinning */
-	uint64_t spin_failures;    /* spins that ended in parking */
-	uint64_t wait_ns_total;    /* time threads spent queued */
-	size_t buckets;            /* buckets in the current table */
-	size_t threads_parked_now; /* threads queued at this moment */
-	size_t max_queue_len;      /* longest queue of one address seen */
+/*
+ * The statistics, one line each, in the order of struct pl_stats's
+ * fields (ABI: a new one goes at the end).  X(NAME, field, type, kind,
+ * label), where kind is
+ *   COUNTER  counted in slow paths; zeroed by pl_stats_reset;
+ *   GAUGE    a present state, counted up and down; never reset;
+ *   TABLE    describes the parking lot's table now; never reset;
+ *   MAX      the largest value seen since the last reset;
+ * and label is how tools/parkstat names it.  The fields, since start or
+ * the last pl_stats_reset:
+ *   parks               threads queued by pl_park
+ *   unparks             threads woken by pl_unpark_*
+ *   timeouts            pl_park calls that timed out
+ *   invalid_parks       pl_park calls whose validate said no
+ *   requeues            threads moved by pl_unpark_requeue
+ *   fair_handoffs       threads woken with the lock handed over
+ *   spin_acquires       contended acquisitions won by spinning
+ *   spin_failures       spins that ended in parking
+ *   wait_ns_total       time threads spent queued, in ns
+ *   buckets             buckets in the current table
+ *   threads_parked_now  threads queued at this moment
+ *   max_queue_len       longest queue of one address seen
+ * The library makes from this one list its counters, pl_stats_get and
+ * pl_stats_reset, the layout it exports, and parkstat's report.
+ */
+#define PL_STATS_LIST(X)                                                       \
+	X(PARKS, parks, uint64_t, COUNTER, "parks")                            \
+	X(UNPARKS, unparks, uint64_t, COUNTER, "unparks")                      \
+	X(TIMEOUTS, timeouts, uint64_t, COUNTER, "timeouts")                   \
+	X(INVALID_PARKS, invalid_parks, uint64_t, COUNTER, "invalid parks")    \
+	X(REQUEUES, requeues, uint64_t, COUNTER, "requeues")                   \
+	X(FAIR_HANDOFFS, fair_handoffs, uint64_t, COUNTER, "fair hand-offs")   \
+	X(SPIN_ACQUIRES, spin_acquires, uint64_t, COUNTER, "spin acquires")    \
+	X(SPIN_FAILURES, spin_failures, uint64_t, COUNTER, "spin failures")    \
+	X(WAIT_NS, wait_ns_total, uint64_t, COUNTER, "time parked")            \
+	X(BUCKETS, buckets, size_t, TABLE, "buckets")                          \
+	X(PARKED_NOW, threads_parked_now, size_t, GAUGE, "parked now")         \
+	X(MAX_QUEUE, max_queue_len, size_t, MAX, "longest queue")
+
+#define PL__STATS_FIELD(name, field, type, kind, label) type field;
+struct pl_stats { /* process-wide, since start or last reset */
+	PL_STATS_LIST(PL__STATS_FIELD)
 };
+#undef PL__STATS_FIELD
 
 /*
  * pl_stats_get - a snapshot of the statistics.  Each counter is exact,
