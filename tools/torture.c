@@ -39,7 +39,9 @@
  * This file holds the options, main and the harness: running, churn, the
  * monitor and its stall detector, the reports and the final checks.  The
  * workers' operations, their locks and the conformance pass are in
- * tools/torture-workers.c; tools/torture.h has what both share.
+ * tools/torture-workers.c; what both use of the run (options, reports,
+ * published waits) is in tools/torture-run.c; tools/torture.h declares
+ * what they share.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -65,14 +67,6 @@
 #include "toolutil.h"
 #include "torture.h"
 
-static const char *const prim_name[NPRIM + 1] = { "mutex", "rmutex", "cond",
-	"rwlock", "once", "bitlock", "park", "torture" };
-
-/* The options, as their defaults (see usage) or the command line set them. */
-struct options opt = { 20, 5, 4, (1u << NPRIM) - 1, false, true, 0, 0 };
-
-__thread struct slot *me;
-
 /* Time allowed to stop once the run is over. */
 static uint64_t
 grace_ns(void)
@@ -80,53 +74,12 @@ grace_ns(void)
 	return 2 * opt.stall_ns + 3 * NS;
 }
 
-/* The parent's objects, and a second set that only the fork child uses:
- * nobody in the parent ever touches them, so they are free at the fork. */
-struct run parent_run;
+/* A second set of objects, beside parent_run, that only the fork child
+ * uses: nobody in the parent ever touches them, so they are free at the
+ * fork. */
 static struct run child_run;
 static volatile sig_atomic_t in_child;
 static int run_child_fd = -1;
-
-/* ---- reporting ---------------------------------------------------------- */
-
-void
-vviolation(struct run *r, int prim, const char *fmt, va_list ap)
-{
-	uint64_t n = FADD(&r->violations[prim], 1);
-	char buf[300];
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	if (n <= 10)
-		fprintf(stderr, "torture%s: VIOLATION: %s: %s\n",
-		    r->is_child ? " [fork child]" : "", prim_name[prim],
-		    n < 10 ? buf : "(further ones not shown)");
-}
-
-void
-violation(struct run *r, int prim, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vviolation(r, prim, fmt, ap);
-	va_end(ap);
-}
-
-/* What conform_note counts: a worker reports it at once (the conformance
- * bodies report theirs when their threads are done). */
-void
-noted(const char *what)
-{
-	if (me)
-		VIOL(me, "%s", what);
-}
-
-uint64_t
-total_violations(struct run *r)
-{
-	uint64_t v = 0;
-	for (int p = 0; p <= NPRIM; p++)
-		v += LOAD(&r->violations[p]);
-	return v;
-}
 
 static uint64_t
 prim_ops(struct run *r, int p)
@@ -144,38 +97,6 @@ total_ops(struct run *r)
 	for (int p = 0; p < NPRIM; p++)
 		n += prim_ops(r, p);
 	return n;
-}
-
-/* ---- waits, published for the stall detector ---------------------------- */
-
-/* A wait due to end at due (a deadline, or 0: now), within the stall
- * bound; or, with due UNBOUNDED, due once *watch != val, if ever. */
-void
-wait_begin(struct slot *s, const char *what, uint64_t due,
-    const uintptr_t *watch, uintptr_t val)
-{
-	/* Release stores: none may become visible before the even wseq of
-	 * the wait that ended (a seqlock's writer). */
-	uint64_t q = LOAD(&s->wseq), t = now_ns();
-	due = due == UNBOUNDED ? due : (due > t ? due : t) + opt.stall_ns;
-	__atomic_store_n(&s->what, what, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->wstart, t, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->wlimit, due, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->watch, watch, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->watch_val, val, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->wseq, q + 1, __ATOMIC_RELEASE);
-}
-
-void
-wait_end(struct slot *s)
-{
-	__atomic_store_n(&s->wseq, LOAD(&s->wseq) + 1, __ATOMIC_RELEASE);
-	uint64_t limit = LOAD(&s->wlimit);
-	if (limit != UNBOUNDED) {
-		uint64_t t = now_ns(), base = limit - opt.stall_ns;
-		if (t > base && t - base > LOAD(&s->max_over))
-			STORE(&s->max_over, t - base);
-	}
 }
 
 /* ---- workers, churn, monitor -------------------------------------------- */

@@ -208,6 +208,8 @@ void violation(struct run *r, int prim, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 #define VIOL(s, ...) violation((s)->run, (s)->prim, __VA_ARGS__)
 uint64_t total_violations(struct run *r);
+/* The primitives' names, and "torture" for the harness itself. */
+extern const char *const prim_name[NPRIM + 1];
 
 /* Whether the worker of s has been asked to stop, or its whole run. */
 static inline bool
