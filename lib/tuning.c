@@ -249,6 +249,7 @@ claim(void)
  * (measured here: the first contended lock then took 1.2 ms instead of
  * 0.25 ms, 4 times in 10). */
 #define REFINE_DELAY_NS 20000000L
+#define REFINE_STACK ((size_t)256 * 1024)
 
 static void *
 refine_thread(void *arg)
@@ -303,6 +304,12 @@ pli_tuning_start(void)
 	bool started = false;
 	if (pthread_attr_init(&attr) == 0) {
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		/* A small stack of its own: it needs little, and a stack that
+		 * the program's threads used before (glibc caches them) would
+		 * bring their thread-local storage along, which this thread's
+		 * exit then frees (ThreadSanitizer, not seeing glibc's lock on
+		 * that cache, reported it as a race). */
+		pthread_attr_setstacksize(&attr, REFINE_STACK);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
 		started = pthread_create(&t, &attr, refine_thread, NULL) == 0;
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
