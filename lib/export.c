@@ -3,25 +3,23 @@
  * Live export of the statistics to a shared-memory object that
  * tools/parkstat maps read-only (layout, name and lifetime: export.h).
  *
- * The counters.  The library's striped counters (stats.c) sit alone at
- * the start of a page.  At load, that page is replaced by a shared
- * anonymous page holding the same values (the process is still single-
- * threaded as far as this library is concerned, so nothing is lost).  To
- * start the export, the object's counters page is mapped over it; to stop,
- * a fresh shared anonymous page.  Each such move is exact although other
- * threads keep adding: a second view of the old backing is made first
- * (mremap with old size 0, which only shared mappings allow, which is why
- * the page is made shared at load), the values are copied, the new backing
- * is mapped over the page in one mmap call (after which no add can reach
- * the old backing), and whatever the old backing gained between the copy
- * and the switch is added to the new one.  So parkstat reads the words
- * pl_stats_get sums, and both agree whenever the export is switched.
+ * The export observes; it owns no counter.  The library's striped
+ * counters are stats.c's, in a page of their own: to start, the export
+ * asks stats.c to put the object's counters page under them
+ * (pli_stats_attach), and to stop, fresh anonymous memory
+ * (pli_stats_detach), each move exact while other threads keep adding
+ * (see stats.c).  So parkstat reads the words pl_stats_get sums, and both
+ * agree whenever the export is switched.  The export is the lot's
+ * observer (events.h): it sets pli_observer when the object is complete
+ * and clears it when it stops.  A pl_stats_reset is stats.c's alone: it
+ * counts the reset in the counters page, and the first hook that sees the
+ * count change clears the tables here (follow_resets).
  *
  * The rest of the object: histograms striped by CPU like the counters, a
  * bounded table of the most contended addresses (open addressing, claimed
  * with a CAS, counts added with relaxed atomics), the table and tuning in
- * force.  pli_export_park and pli_export_requeue run with no bucket lock
- * held, pli_export_wait with one; all three run inside a lock operation,
+ * force.  export_park and export_requeue run with no bucket lock held,
+ * export_wait with one; all three run inside a lock operation,
  * where the caller may hold locks of its own (a condition wait parks
  * holding the user's mutex until it is queued; a thread blocked on one
  * mutex may hold others).  So the hooks record the address and counts,
@@ -33,14 +31,14 @@
  * exit handler saves the lines of /proc/self/maps it needs into the
  * object first (save_maps: plain reads, at a point where no lock of the
  * user and none of the parking lot is held).
-
+ *
  * Per-address queued_now is +1 at each park, -n/+n at each requeue, -1
  * when a thread leaves the queue; for threads that were already parked
  * when the export began it is only approximate (it can go below zero;
  * parkstat shows 0 then).
  *
  * Locking: export_lock (a pthread mutex, never a parking-lot lock) orders
- * starting, stopping, resetting, fork and exit.  The hooks take no lock:
+ * starting, stopping, fork and exit.  The hooks take no lock:
  * they run only while pli_observer names them, which is set after the object
  * is complete; the region they write (shm) stays mapped for the life of
  * the process, so a hook still running after a stop writes harmlessly to
@@ -48,9 +46,9 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stddef.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -75,7 +75,8 @@ void pli_stats_fork_child(void);
  * Moving the counters, for the export (export.c), exactly while other
  * threads keep counting.  pli_stats_attach puts the page of fd at offset
  * off (PLX_COUNTERS_OFF of the object, whose mapping view shows) under
- * the counters; pli_stats_detach gives them fresh private backing again.
+ * the counters; pli_stats_detach gives them fresh shared anonymous
+ * backing again.
  * Both return 0 or an errno value (ENOTSUP: the page cannot be moved on
  * this system).  The counters live at the same address throughout.
  */
