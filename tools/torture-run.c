@@ -13,7 +13,7 @@
 
 #include <parkinglot.h>
 
-#include "torture.h"
+#include "torture-run.h"
 
 const char *const prim_name[NPRIM + 1] = { "mutex", "rmutex", "cond", "rwlock",
 	"once", "bitlock", "park", "torture" };

@@ -27,7 +27,7 @@
 
 #include <parkinglot.h>
 
-#include "torture.h"
+#include "torture-run.h"
 
 /* ---- mutex, rmutex, bitlock: conform_op on a random lock ---------------- */
 

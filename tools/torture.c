@@ -40,7 +40,7 @@
  * monitor and its stall detector, the reports and the final checks.  The
  * workers' operations, their locks and the conformance pass are in
  * tools/torture-workers.c; what both use of the run (options, reports,
- * published waits) is in tools/torture-run.c; tools/torture.h declares
+ * published waits) is in tools/torture-run.c; tools/torture-run.h declares
  * what they share.
  */
 #define _GNU_SOURCE
@@ -65,7 +65,7 @@
 #include <parkinglot.h>
 
 #include "toolutil.h"
-#include "torture.h"
+#include "torture-run.h"
 
 /* Time allowed to stop once the run is over. */
 static uint64_t

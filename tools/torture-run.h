@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the two files of tools/torture share: tools/torture.c (options,
- * main and the harness: running, churn, the monitor and its stall
- * detector, reports and the final checks) and tools/torture-workers.c
+ * The run of tools/torture, as its three files share it: tools/torture.c
+ * (options, main and the harness: running, churn, the monitor and its
+ * stall detector, reports and the final checks), tools/torture-workers.c
  * (the operation of each primitive's workers, their objects' locks, and
- * the conformance pass).  The options, the objects of a run and the
- * slots of its workers, with the hooks through which tests/conform.h
- * reports failures and waits.
+ * the conformance pass) and tools/torture-run.c (what both use: the
+ * options, the reports of violations, the published waits).  The
+ * options, the objects of a run and the slots of its workers, with the
+ * hooks through which tests/conform.h reports failures and waits.
  */
-#ifndef PL_TORTURE_H
-#define PL_TORTURE_H
+#ifndef PL_TORTURE_RUN_H
+#define PL_TORTURE_RUN_H
 
 #include <limits.h>
 #include <pthread.h>
