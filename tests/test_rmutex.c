@@ -354,19 +354,26 @@ excl_main(void *arg)
 	return NULL;
 }
 
-struct holder {
+/* A thread that takes the rmutex, records what it saw, says so in got,
+ * and holds it until release. */
+struct waiter {
 	pl_rmutex_t *m;
-	int held, release; /* atomic */
+	int got;     /* atomic */
+	int release; /* atomic */
+	bool owned;
+	unsigned count;
 };
 
 static void *
-holder_main(void *arg)
+waiter_main(void *arg)
 {
-	struct holder *h = arg;
-	pl_rmutex_lock(h->m);
-	__atomic_store_n(&h->held, 1, __ATOMIC_RELEASE);
-	tu_wait_int_eq(&h->release, 1, TU_WAIT_NS);
-	pl_rmutex_unlock(h->m);
+	struct waiter *w = arg;
+	pl_rmutex_lock(w->m);
+	w->owned = pl_rmutex_is_owned(w->m);
+	w->count = w->m->count;
+	__atomic_store_n(&w->got, 1, __ATOMIC_RELEASE);
+	tu_wait_int_eq(&w->release, 1, TU_WAIT_NS);
+	pl_rmutex_unlock(w->m);
 	return NULL;
 }
 
@@ -375,9 +382,9 @@ holder_main(void *arg)
 Test(rmutex, timedlock_past_deadline_tries_once, .timeout = 30)
 {
 	static pl_rmutex_t m = PL_RMUTEX_INITIALIZER;
-	struct holder h = { &m, 0, 0 };
-	pthread_t t = tu_spawn(holder_main, &h);
-	cr_assert(tu_wait_int_eq(&h.held, 1, TU_WAIT_NS));
+	struct waiter h = { &m, 0, 0, false, 0 };
+	pthread_t t = tu_spawn(waiter_main, &h);
+	cr_assert(tu_wait_int_eq(&h.got, 1, TU_WAIT_NS));
 	struct snapshot owned = snap(&m);
 	const struct timespec zero = { 0, 0 };
 	struct timespec dls[2] = { zero, tu_deadline_in(-TU_SEC) };
@@ -465,27 +472,6 @@ Test(rmutex, count_overflow, .timeout = 30)
 
 /* ------------------------------------------------------------------ */
 /* 6. the final unlock wakes a parked waiter                           */
-
-struct waiter {
-	pl_rmutex_t *m;
-	int got;     /* atomic */
-	int release; /* atomic */
-	bool owned;
-	unsigned count;
-};
-
-static void *
-waiter_main(void *arg)
-{
-	struct waiter *w = arg;
-	pl_rmutex_lock(w->m);
-	w->owned = pl_rmutex_is_owned(w->m);
-	w->count = w->m->count;
-	__atomic_store_n(&w->got, 1, __ATOMIC_RELEASE);
-	tu_wait_int_eq(&w->release, 1, TU_WAIT_NS);
-	pl_rmutex_unlock(w->m);
-	return NULL;
-}
 
 Test(rmutex, final_unlock_wakes_parked_waiter, .timeout = 30)
 {
