@@ -37,7 +37,7 @@
  * when the export began it is only approximate (it can go below zero;
  * parkstat shows 0 then).
  *
- * Locking: export_lock (a pthread mutex, never a parking-lot lock) orders
+ * Locking: export_lock (a word lock, never a parking-lot lock) orders
  * starting, stopping, fork and exit.  The hooks take no lock:
  * they run only while pli_observer names them, which is set after the object
  * is complete; the region they write (shm) stays mapped for the life of
@@ -60,6 +60,7 @@
 
 #include <parkinglot/stats.h>
 
+#include "wordlock.h"
 #include "events.h"
 #include "export.h"
 #include "lot.h"
@@ -83,8 +84,8 @@ _Static_assert(sizeof(struct pli_counters) >= PLX_COUNTERS_BYTES &&
 
 static bool exporting; /* guarded by export_lock; hooks see pli_observer */
 
-static pthread_mutex_t export_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct plx_shm *shm; /* the region the object is mapped at */
+static uint32_t export_lock; /* a word lock (wordlock.h) */
+static struct plx_shm *shm;  /* the region the object is mapped at */
 static bool atfork_registered;
 static bool exit_registered;
 static bool keep_object; /* PARKINGLOT_STATS_KEEP names this pid */
@@ -657,7 +658,7 @@ save_maps(struct plx_shm *s)
 static void
 export_exit(void)
 {
-	pthread_mutex_lock(&export_lock);
+	pli_word_lock(&export_lock);
 	/* Never for the object of another process: a child of vfork that
 	 * calls exit() runs its parent's exit handlers. */
 	if (exporting && getpid() == shm_pid) {
@@ -673,7 +674,7 @@ export_exit(void)
 		if (!keep_object)
 			shm_unlink(shm_name);
 	}
-	pthread_mutex_unlock(&export_lock);
+	pli_word_unlock(&export_lock);
 }
 
 /* Reports by its return value alone: errno is left as it was, as by
@@ -682,9 +683,9 @@ int
 pl_stats_export(bool on)
 {
 	int saved_errno = errno;
-	pthread_mutex_lock(&export_lock);
+	pli_word_lock(&export_lock);
 	int err = on ? export_start() : export_stop();
-	pthread_mutex_unlock(&export_lock);
+	pli_word_unlock(&export_lock);
 	errno = saved_errno;
 	return err;
 }
@@ -694,13 +695,13 @@ pl_stats_export(bool on)
 static void
 atfork_prepare(void)
 {
-	pthread_mutex_lock(&export_lock);
+	pli_word_lock(&export_lock);
 }
 
 static void
 atfork_parent(void)
 {
-	pthread_mutex_unlock(&export_lock);
+	pli_word_unlock(&export_lock);
 }
 
 /*
@@ -721,7 +722,7 @@ atfork_child(void)
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	if (was_on)
 		export_start();
-	pthread_mutex_unlock(&export_lock);
+	pli_word_unlock(&export_lock);
 }
 
 /* At load: one getenv, and nothing more unless PARKINGLOT_STATS asks. */
@@ -731,9 +732,9 @@ export_load(void)
 	const char *e = getenv(PLX_ENV);
 	if (e == NULL || *e == '\0' || strcmp(e, "0") == 0)
 		return;
-	pthread_mutex_lock(&export_lock);
+	pli_word_lock(&export_lock);
 	int err = export_start();
-	pthread_mutex_unlock(&export_lock);
+	pli_word_unlock(&export_lock);
 	if (err)
 		fprintf(stderr,
 		    "libparkinglot: %s=%s: cannot export the statistics as "

@@ -69,6 +69,7 @@
 #include "platform.h"
 #include "stats.h"
 #include "tuning.h"
+#include "wordlock.h"
 
 /* ---- per-thread records (waiters) ------------------------------------ */
 
@@ -164,11 +165,12 @@ hash_addr(const void *addr, unsigned shift)
 
 /* ---- bucket locks ----------------------------------------------------- */
 
-static PLI_COLD void
-word_lock_slow(uint32_t *l)
+/* The word lock of wordlock.h.  Critical sections are a few list
+ * operations and a callback: spin a little first, unless there is no
+ * other CPU to release the lock. */
+PLI_COLD void
+pli_word_lock_slow(uint32_t *l)
 {
-	/* Critical sections are a few list operations and a callback: spin
-	 * a little first, unless there is no other CPU to release it. */
 	unsigned spins =
 	    __atomic_load_n(&pli_tuning()->pub.spin_limit, __ATOMIC_RELAXED)
 	    ? 100
@@ -181,37 +183,20 @@ word_lock_slow(uint32_t *l)
 			return;
 		pli_cpu_relax();
 	}
-	/* Drepper's "Futexes are tricky" mutex: 2 means someone may sleep. */
 	while (__atomic_exchange_n(l, 2, __ATOMIC_ACQUIRE) != 0)
 		pli_futex_wait(l, 2, NULL);
 }
 
 static inline void
-word_lock(uint32_t *l)
-{
-	uint32_t c = 0;
-	if (!__atomic_compare_exchange_n(
-	        l, &c, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		word_lock_slow(l);
-}
-
-static inline void
-word_unlock(uint32_t *l)
-{
-	if (__atomic_exchange_n(l, 0, __ATOMIC_RELEASE) == 2)
-		pli_futex_wake(l, 1);
-}
-
-static inline void
 bucket_lock(struct bucket *b)
 {
-	word_lock(&b->lock);
+	pli_word_lock(&b->lock);
 }
 
 static inline void
 bucket_unlock(struct bucket *b)
 {
-	word_unlock(&b->lock);
+	pli_word_unlock(&b->lock);
 }
 
 /* Lock the bucket of addr in the current table.  A table replaced while
@@ -492,10 +477,10 @@ grow(size_t nthreads)
 static void
 spare_push(struct waiter *w)
 {
-	word_lock(&spare_lock);
+	pli_word_lock(&spare_lock);
 	w->wake_next = spare;
 	spare = w;
-	word_unlock(&spare_lock);
+	pli_word_unlock(&spare_lock);
 }
 
 /* A zeroed record: a spare one, else the first of a new block.  The block
@@ -504,11 +489,11 @@ spare_push(struct waiter *w)
 static struct waiter *
 record_get(void)
 {
-	word_lock(&spare_lock);
+	pli_word_lock(&spare_lock);
 	struct waiter *w = spare;
 	if (w) {
 		spare = w->wake_next;
-		word_unlock(&spare_lock);
+		pli_word_unlock(&spare_lock);
 		memset(w, 0, sizeof *w);
 		return w;
 	}
@@ -522,7 +507,7 @@ record_get(void)
 		}
 		records += PLI_RECORD_BLOCK;
 	}
-	word_unlock(&spare_lock);
+	pli_word_unlock(&spare_lock);
 	return (struct waiter *)b;
 }
 
@@ -621,7 +606,7 @@ static void
 atfork_prepare(void)
 {
 	fork_table = lock_current_table();
-	word_lock(&spare_lock);
+	pli_word_lock(&spare_lock);
 	pli_stats_fork_prepare();
 }
 
@@ -629,7 +614,7 @@ static void
 atfork_parent(void)
 {
 	pli_stats_fork_parent();
-	word_unlock(&spare_lock);
+	pli_word_unlock(&spare_lock);
 	unlock_all(fork_table);
 }
 
@@ -1027,20 +1012,20 @@ pli_lot_buckets(void)
 size_t
 pli_lot_spare_records(void)
 {
-	word_lock(&spare_lock);
+	pli_word_lock(&spare_lock);
 	size_t n = 0;
 	for (struct waiter *w = spare; w; w = w->wake_next)
 		n++;
-	word_unlock(&spare_lock);
+	pli_word_unlock(&spare_lock);
 	return n;
 }
 
 size_t
 pli_lot_records(void)
 {
-	word_lock(&spare_lock);
+	pli_word_lock(&spare_lock);
 	size_t n = records;
-	word_unlock(&spare_lock);
+	pli_word_unlock(&spare_lock);
 	return n;
 }
 

@@ -22,7 +22,7 @@
  * address throughout.  If the page cannot be mapped, a static one serves,
  * and cannot be moved.
  *
- * Locking: counters_lock (a pthread mutex, never a parking-lot lock)
+ * Locking: counters_lock (a word lock, never a parking-lot lock)
  * orders moves, resets and fork; adds take no lock.  This file calls
  * nothing of the lot or of the export: the lot tells it its table size,
  * the export moves the page and reads the resets count from it.
@@ -39,13 +39,14 @@
 
 #include <parkinglot/stats.h>
 
+#include "wordlock.h"
 #include "counters.h"
 #include "platform.h"
 #include "stats.h"
 
 struct pli_counters *pli_counters_v;
 
-static pthread_mutex_t counters_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t counters_lock;       /* a word lock (wordlock.h) */
 static struct pli_counters fallback; /* if no page can be mapped */
 static bool unmovable;       /* a fork child's page had to be made private */
 static size_t table_buckets; /* as the lot last reported it */
@@ -157,13 +158,13 @@ void
 pl_stats_reset(void)
 {
 	int saved_errno = errno;
-	pthread_mutex_lock(&counters_lock);
+	pli_word_lock(&counters_lock);
 	struct pli_counters *c =
 	    __atomic_load_n(&pli_counters_v, __ATOMIC_ACQUIRE);
 	if (c == NULL) /* nothing counted yet: record the reset all the same */
 		c = pli_counters_create();
 	reset(c);
-	pthread_mutex_unlock(&counters_lock);
+	pli_word_unlock(&counters_lock);
 	errno = saved_errno;
 }
 
@@ -248,9 +249,9 @@ int
 pli_stats_attach(int fd, long off, void *view)
 {
 	int saved_errno = errno;
-	pthread_mutex_lock(&counters_lock);
+	pli_word_lock(&counters_lock);
 	int err = move(view, fd, off, NULL);
-	pthread_mutex_unlock(&counters_lock);
+	pli_word_unlock(&counters_lock);
 	errno = saved_errno;
 	return err;
 }
@@ -259,7 +260,7 @@ int
 pli_stats_detach(void)
 {
 	int saved_errno = errno;
-	pthread_mutex_lock(&counters_lock);
+	pli_word_lock(&counters_lock);
 	int err = ENOTSUP;
 	size_t page_size = page_size_of(pli_counters());
 	if (page_size) {
@@ -269,7 +270,7 @@ pli_stats_detach(void)
 		if (t != MAP_FAILED)
 			munmap(t, page_size); /* the page keeps it alive */
 	}
-	pthread_mutex_unlock(&counters_lock);
+	pli_word_unlock(&counters_lock);
 	errno = saved_errno;
 	return err;
 }
@@ -279,13 +280,13 @@ pli_stats_detach(void)
 void
 pli_stats_fork_prepare(void)
 {
-	pthread_mutex_lock(&counters_lock);
+	pli_word_lock(&counters_lock);
 }
 
 void
 pli_stats_fork_parent(void)
 {
-	pthread_mutex_unlock(&counters_lock);
+	pli_word_unlock(&counters_lock);
 }
 
 /* The child shares the parent's page (shared memory is inherited as
@@ -295,7 +296,7 @@ pli_stats_fork_parent(void)
 void
 pli_stats_fork_child(void)
 {
-	pthread_mutex_init(&counters_lock, NULL);
+	__atomic_store_n(&counters_lock, 0, __ATOMIC_RELAXED);
 	struct pli_counters *c = pli_counters_v;
 	if (c == NULL)
 		return;

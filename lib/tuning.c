@@ -41,6 +41,7 @@
 
 #include <parkinglot/tuning.h>
 
+#include "wordlock.h"
 #include "futex.h"
 #include "platform.h"
 #include "tuning.h"
@@ -94,8 +95,8 @@ struct pli_tuning pli_tuning_v = {
 enum { NONE = PLI_TUNING_NONE, RUNNING, DONE, STALLED };
 uint32_t pli_tuning_state;
 /* Guarded by publish_lock, as every store into the tuning in force. */
-static pthread_mutex_t publish_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool env_applied; /* the environment is in force */
+static uint32_t publish_lock; /* a word lock (wordlock.h) */
+static bool env_applied;      /* the environment is in force */
 /* Whoever does the refinement claims it first: the thread, or a caller of
  * pl_tuning_get/set that comes before the thread has begun. */
 static uint32_t claimed;
@@ -227,9 +228,9 @@ refine(void)
 		    topo.pus, topo.cores, topo.pus_per_core, topo.source,
 		    t.pub.spin_limit, t.pub.yield_limit, t.pause_per_spin,
 		    t.pause_ns, t.pub.fair_interval_us);
-	pthread_mutex_lock(&publish_lock);
+	pli_word_lock(&publish_lock);
 	publish(&t);
-	pthread_mutex_unlock(&publish_lock);
+	pli_word_unlock(&publish_lock);
 	__atomic_store_n(&pli_tuning_state, DONE, __ATOMIC_RELEASE);
 	pli_futex_wake(&pli_tuning_state, INT_MAX);
 	errno = saved_errno;
@@ -273,7 +274,7 @@ static void
 apply_env_once(void)
 {
 	int saved_errno = errno;
-	pthread_mutex_lock(&publish_lock);
+	pli_word_lock(&publish_lock);
 	if (!env_applied) {
 		env_applied = true;
 		struct pli_tuning t =
@@ -282,7 +283,7 @@ apply_env_once(void)
 			t.pause_per_spin = pauses_for(t.poll_ns, t.pause_ns);
 		publish(&t);
 	}
-	pthread_mutex_unlock(&publish_lock);
+	pli_word_unlock(&publish_lock);
 	errno = saved_errno;
 }
 
@@ -349,7 +350,7 @@ pli_tuning_forked(void)
 	 * refinement that has not run, or that the parent's thread was
 	 * running, is left to pl_tuning_get/set; the environment, if not yet
 	 * applied, is applied now. */
-	pthread_mutex_init(&publish_lock, NULL);
+	__atomic_store_n(&publish_lock, 0, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&pli_tuning_state, __ATOMIC_RELAXED) != DONE) {
 		__atomic_store_n(&pli_tuning_state, STALLED, __ATOMIC_RELAXED);
 		__atomic_store_n(&claimed, 0, __ATOMIC_RELAXED);
@@ -379,11 +380,11 @@ void
 pl_tuning_set(const struct pl_tuning *in)
 {
 	refined(); /* a later refinement must not overwrite this */
-	pthread_mutex_lock(&publish_lock);
+	pli_word_lock(&publish_lock);
 	user_set = true;
 	struct pli_tuning *v = &pli_tuning_v;
 	store(&v->pub.spin_limit, cap(in->spin_limit, MAX_SPIN));
 	store(&v->pub.yield_limit, cap(in->yield_limit, MAX_YIELD));
 	store(&v->pub.fair_interval_us, cap(in->fair_interval_us, MAX_FAIR_US));
-	pthread_mutex_unlock(&publish_lock);
+	pli_word_unlock(&publish_lock);
 }
