@@ -52,7 +52,7 @@ pl__bitlock_lock_slow(
 {
 	const struct pli_twobit l =
 	    BIT_LOCK(word, size, locked_bit, parked_bit);
-	pli_twobit_lock(&l, NULL);
+	pli_twobit_lock(&l, CLOCK_MONOTONIC, NULL);
 }
 
 PLI_COLD void
@@ -80,7 +80,7 @@ timedlock(const char *func, void *word, size_t size, uintptr_t locked_bit,
 		return EINVAL;
 	const struct pli_twobit l =
 	    BIT_LOCK(word, size, locked_bit, parked_bit);
-	return pli_twobit_lock(&l, deadline);
+	return pli_twobit_lock(&l, CLOCK_MONOTONIC, deadline);
 }
 
 int

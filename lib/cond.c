@@ -64,8 +64,23 @@
  * passes on c leaves it, clears the byte if it was the last, locks m and
  * returns ETIMEDOUT.  A deadline already past at the call returns
  * ETIMEDOUT at once, m still held and never released.
+ *
+ * Cancellation (pl_cond_clockwait only).  The park is a cancellation
+ * point (pl_park_until).  A waiter cancelled while still queued on c
+ * leaves it as on a timeout (the byte cleared if it was the last); one
+ * that a signal or broadcast had already taken off c (woken, or moved
+ * onto m, which it leaves as on a timeout there) passes the signal on
+ * with pl_cond_signal, since it will not use it: a broadcast is thus
+ * followed by a signal more, which is harmless, and a signal always
+ * reaches a waiter that returns, if one is left.  Either way it locks m
+ * again (unless m was handed to it) before its cleanup handlers run.  A
+ * waiter off c may no longer be "blocked on c" for POSIX, which lets c be
+ * destroyed then: so the pass-on looks for c's waiters in the lot, by
+ * address, and writes c only when it finds one (whose wait keeps c
+ * alive); with none queued it touches nothing.
  */
 #include <errno.h>
+#include <pthread.h>
 
 #include <parkinglot/cond.h>
 #include <parkinglot/core.h>
@@ -116,16 +131,44 @@ wait_timed_out(void *ctx, const void *addr, bool was_last)
 		    (unsigned char)~PL_MUTEX_PARKED, __ATOMIC_RELAXED);
 }
 
-int
-pl_cond_timedwait(pl_cond_t *c, pl_mutex_t *m, const struct timespec *deadline)
+static pl_unpark_result_t wake(
+    pl_cond_t *c, bool all, bool pass_on, const char *func);
+
+/* Cancelled in pl_cond_clockwait's park (no lock held): hold m again
+ * before the cleanup handlers run, and pass on the signal if one took us
+ * off c (woken, or moved onto m's queue): it was meant for a waiter that
+ * will return, and another may be waiting for it.  The waiters of c are
+ * found in the lot, by address: c itself is written only if one is
+ * queued there, and then c is alive (see the top of the file). */
+static void
+wait_cancelled(void *ctx, pl_park_result_t r)
 {
-	if (!pli_deadline_valid(deadline))
+	struct wait_ctx *w = ctx;
+	if (r.status == PL_PARK_UNPARKED || w->on_mutex)
+		wake(w->c, false, true, "pthread_cond_wait");
+	if (r.status == PL_PARK_UNPARKED &&
+	    r.token == PL_UNPARK_TOKEN_HANDOFF) {
+		PL_TSAN_PRE_LOCK(w->m, 0);
+		PL_TSAN_POST_LOCK(w->m, 0);
+		return;
+	}
+	pl_mutex_lock(w->m);
+}
+
+static int
+wait_until(pl_cond_t *c, pl_mutex_t *m, clockid_t clock,
+    const struct timespec *deadline, bool cancellable)
+{
+	if (!pli_deadline_valid(deadline) || !pli_clock_valid(clock))
 		return EINVAL;
-	if (deadline && pli_deadline_passed(deadline))
+	if (cancellable)
+		pthread_testcancel();
+	if (deadline && pli_deadline_passed(clock, deadline))
 		return ETIMEDOUT; /* nothing to wait for: m stays held */
 	struct wait_ctx w = { c, m, false };
-	pl_park_result_t r = pl_park(c, wait_validate, wait_before_sleep,
-	    wait_timed_out, &w, (uintptr_t)m, deadline);
+	pl_park_result_t r = pl_park_until(c, wait_validate, wait_before_sleep,
+	    wait_timed_out, &w, (uintptr_t)m, clock, deadline,
+	    cancellable ? wait_cancelled : NULL);
 	if (r.status == PL_PARK_UNPARKED &&
 	    r.token == PL_UNPARK_TOKEN_HANDOFF) {
 		/* An unlock of m handed it to us: a lock all the same. */
@@ -137,10 +180,23 @@ pl_cond_timedwait(pl_cond_t *c, pl_mutex_t *m, const struct timespec *deadline)
 	return r.status == PL_PARK_TIMED_OUT && !w.on_mutex ? ETIMEDOUT : 0;
 }
 
+int
+pl_cond_timedwait(pl_cond_t *c, pl_mutex_t *m, const struct timespec *deadline)
+{
+	return wait_until(c, m, CLOCK_MONOTONIC, deadline, false);
+}
+
+int
+pl_cond_clockwait(pl_cond_t *c, pl_mutex_t *m, clockid_t clock,
+    const struct timespec *deadline)
+{
+	return wait_until(c, m, clock, deadline, true);
+}
+
 void
 pl_cond_wait(pl_cond_t *c, pl_mutex_t *m)
 {
-	pl_cond_timedwait(c, m, NULL);
+	wait_until(c, m, CLOCK_MONOTONIC, NULL, false);
 }
 
 /* The mutexes of c's waiters: the first one's, and any other seen. */
@@ -192,6 +248,7 @@ struct wake_ctx {
 	pl_requeue_op_t if_held; /* ... and when it is */
 	uintptr_t seen;          /* on a wrong guess: the head's token */
 	bool mixed;              /* broadcast left threads of another mutex */
+	bool pass_on;            /* a cancelled waiter's: c may be gone */
 };
 
 /* Both buckets locked.  Act only if the head waiter uses the mutex we
@@ -204,7 +261,8 @@ wake_validate(const pl_requeue_head_t *h, void *ctx)
 {
 	struct wake_ctx *w = ctx;
 	if (h->queued == 0) {
-		__atomic_store_n(&w->c->state, 0, __ATOMIC_RELAXED);
+		if (!w->pass_on)
+			__atomic_store_n(&w->c->state, 0, __ATOMIC_RELAXED);
 		return PL_REQUEUE_ABORT;
 	}
 	if (h->head_token != (uintptr_t)w->m) {
@@ -242,7 +300,7 @@ wake_callback(pl_requeue_op_t op, pl_unpark_result_t r, void *ctx)
 /* Signal (one) or broadcast (all): guess, check under the bucket locks,
  * and guess again from what the check saw until it holds. */
 static pl_unpark_result_t
-wake(pl_cond_t *c, bool all, const char *func)
+wake(pl_cond_t *c, bool all, bool pass_on, const char *func)
 {
 	pl_unpark_result_t r = { 0, 0, false, false };
 	uintptr_t m = waiters_mutex(c, all, func);
@@ -250,7 +308,7 @@ wake(pl_cond_t *c, bool all, const char *func)
 		struct wake_ctx w = { c, (pl_mutex_t *)m,
 			all ? PL_REQUEUE_ONE_REQUEUE_REST : PL_REQUEUE_ONE,
 			all ? PL_REQUEUE_REQUEUE_ALL : PL_REQUEUE_REQUEUE_ONE,
-			0, false };
+			0, false, pass_on };
 		r = pl_unpark_requeue_token(
 		    c, (const void *)m, wake_validate, wake_callback, &w);
 		if (w.mixed)
@@ -263,13 +321,13 @@ wake(pl_cond_t *c, bool all, const char *func)
 PLI_COLD bool
 pl__cond_signal_slow(pl_cond_t *c)
 {
-	pl_unpark_result_t r = wake(c, false, "pl_cond_signal");
+	pl_unpark_result_t r = wake(c, false, false, "pl_cond_signal");
 	return r.unparked + r.requeued != 0;
 }
 
 PLI_COLD size_t
 pl__cond_broadcast_slow(pl_cond_t *c)
 {
-	pl_unpark_result_t r = wake(c, true, "pl_cond_broadcast");
+	pl_unpark_result_t r = wake(c, true, false, "pl_cond_broadcast");
 	return r.unparked + r.requeued;
 }

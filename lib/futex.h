@@ -16,19 +16,29 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Sleep while *word == val, until woken or the deadline (NULL: none).
- * Returns 0 when woken (or spuriously), EAGAIN when *word != val,
- * EINTR on a signal, ETIMEDOUT when the deadline passed.  Callers loop
- * on their own condition: every return but ETIMEDOUT may be spurious. */
+/* Sleep while *word == val, until woken or the deadline on clock (NULL:
+ * none; clock CLOCK_MONOTONIC or CLOCK_REALTIME).  Returns 0 when woken
+ * (or spuriously), EAGAIN when *word != val, EINTR on a signal, ETIMEDOUT
+ * when the deadline passed.  Callers loop on their own condition: every
+ * return but ETIMEDOUT may be spurious. */
 static inline int
-pli_futex_wait(uint32_t *word, uint32_t val, const struct timespec *deadline)
+pli_futex_wait_on(uint32_t *word, uint32_t val, clockid_t clock,
+    const struct timespec *deadline)
 {
 	int saved = errno; /* the lock calls leave errno alone */
-	long r = syscall(SYS_futex, word, FUTEX_WAIT_BITSET_PRIVATE, val,
-	    deadline, NULL, FUTEX_BITSET_MATCH_ANY);
+	int op = FUTEX_WAIT_BITSET_PRIVATE |
+	    (clock == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0);
+	long r = syscall(
+	    SYS_futex, word, op, val, deadline, NULL, FUTEX_BITSET_MATCH_ANY);
 	int err = r == 0 ? 0 : errno;
 	errno = saved;
 	return err;
+}
+
+static inline int
+pli_futex_wait(uint32_t *word, uint32_t val, const struct timespec *deadline)
+{
+	return pli_futex_wait_on(word, val, CLOCK_MONOTONIC, deadline);
 }
 
 /* Wake up to n threads sleeping on word. */

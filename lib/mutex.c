@@ -32,23 +32,30 @@ PLI_COLD void
 pl__mutex_lock_slow(pl_mutex_t *m)
 {
 	const struct pli_twobit l = MUTEX_LOCK(m);
-	pli_twobit_lock(&l, NULL);
+	pli_twobit_lock(&l, CLOCK_MONOTONIC, NULL);
 }
 
 int
-pl_mutex_timedlock(pl_mutex_t *m, const struct timespec *deadline)
+pl_mutex_clocklock(
+    pl_mutex_t *m, clockid_t clock, const struct timespec *deadline)
 {
-	if (!pli_deadline_valid(deadline))
+	if (!pli_deadline_valid(deadline) || !pli_clock_valid(clock))
 		return EINVAL;
 	PL_TSAN_PRE_LOCK(m, PL_TSAN_TRY);
 	int rc = 0;
 	if (!pl__mutex_trylock_raw(m)) {
 		const struct pli_twobit l = MUTEX_LOCK(m);
-		PL__DIVERTED(m, rc = pli_twobit_lock(&l, deadline));
+		PL__DIVERTED(m, rc = pli_twobit_lock(&l, clock, deadline));
 	}
 	PL_TSAN_POST_LOCK(
 	    m, rc ? PL_TSAN_TRY | PL_TSAN_TRY_FAILED : PL_TSAN_TRY);
 	return rc;
+}
+
+int
+pl_mutex_timedlock(pl_mutex_t *m, const struct timespec *deadline)
+{
+	return pl_mutex_clocklock(m, CLOCK_MONOTONIC, deadline);
 }
 
 PLI_COLD void

@@ -687,7 +687,8 @@ spin_on(struct waiter *w)
 }
 
 static int
-sleep_on(struct waiter *w, const struct timespec *deadline, bool watch)
+sleep_on(struct waiter *w, clockid_t clock, const struct timespec *deadline,
+    bool watch)
 {
 	uint32_t v;
 	if (watch)
@@ -699,7 +700,8 @@ sleep_on(struct waiter *w, const struct timespec *deadline, bool watch)
 			continue;
 		/* EINTR and spurious wakes loop: signals never shorten a
 		 * park; the deadline is absolute, so restarting is exact. */
-		if (pli_futex_wait(&w->futex, 2, deadline) == ETIMEDOUT)
+		if (pli_futex_wait_on(&w->futex, 2, clock, deadline) ==
+		    ETIMEDOUT)
 			return ETIMEDOUT;
 	}
 	return 0;
@@ -722,7 +724,7 @@ leave_queue(struct waiter *w,
 	struct bucket *b = lock_waiter_bucket(w, &addr);
 	if (!w->queued) {
 		bucket_unlock(b);
-		sleep_on(w, NULL, false);
+		sleep_on(w, CLOCK_MONOTONIC, NULL, false);
 		return false;
 	}
 	struct waiter **link;
@@ -742,14 +744,63 @@ leave_queue(struct waiter *w,
 	return true;
 }
 
+/*
+ * Cancellation (pl_park_until with a cancelled callback).  The sleep is
+ * the only part of a park that may be cancelled: it runs with the
+ * thread's cancel type asynchronous, as glibc runs the system call of
+ * each of its cancellation points, and the window holds nothing but
+ * loads, a CAS and the futex system call, none of which leaves a lock or
+ * a half-made change behind.  Whatever instruction the cancellation
+ * interrupts, park_cancelled (a cleanup handler, registered by its stack
+ * frame, so that it runs wherever in the window the signal lands) finds
+ * the waiter queued, dequeued by a waker that has not yet set its wake
+ * word, or woken, and leave_queue sorts the three out as for a timeout.
+ */
+struct cancel_point {
+	struct waiter *w;
+	struct waiter *fallback;
+	void (*timed_out)(void *ctx, const void *addr, bool was_last);
+	void (*cancelled)(void *ctx, pl_park_result_t r);
+	void *ctx;
+};
+
+static void
+park_cancelled(void *arg)
+{
+	struct cancel_point *cp = arg;
+	pl_park_result_t r = { PL_PARK_CANCELLED, 0 };
+	if (!leave_queue(cp->w, cp->timed_out, cp->ctx)) {
+		r.status = PL_PARK_UNPARKED;
+		r.token = cp->w->unpark_token;
+	}
+	if (cp->w == cp->fallback)
+		stack_park.on = false;
+	cp->cancelled(cp->ctx, r);
+}
+
+static int
+sleep_cancellable(struct waiter *w, clockid_t clock,
+    const struct timespec *deadline, bool watch, struct cancel_point *cp)
+{
+	int rc, type;
+	pthread_cleanup_push(park_cancelled, cp);
+	/* Acts at once on a cancellation already pending. */
+	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);
+	rc = sleep_on(w, clock, deadline, watch);
+	pthread_setcanceltype(type, NULL);
+	pthread_cleanup_pop(0);
+	return rc;
+}
+
 pl_park_result_t
-pl_park(const void *addr, bool (*validate)(void *ctx),
+pl_park_until(const void *addr, bool (*validate)(void *ctx),
     void (*before_sleep)(void *ctx),
     void (*timed_out)(void *ctx, const void *addr, bool was_last), void *ctx,
-    uintptr_t park_token, const struct timespec *deadline)
+    uintptr_t park_token, clockid_t clock, const struct timespec *deadline,
+    void (*cancelled)(void *ctx, pl_park_result_t r))
 {
 	pl_park_result_t res = { PL_PARK_INVALID, 0 };
-	if (!pli_deadline_valid(deadline)) {
+	if (!pli_deadline_valid(deadline) || !pli_clock_valid(clock)) {
 		pli_stat_add(PLI_INVALID_PARKS, 1);
 		errno = EINVAL;
 		return res;
@@ -793,8 +844,15 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 
 	/* Only the first in its queue can expect to be woken soon: the
 	 * others would watch their word for nothing (lockbench W3). */
-	if (sleep_on(w, deadline, len == 1) == ETIMEDOUT &&
-	    leave_queue(w, timed_out, ctx)) {
+	int rc;
+	if (cancelled) {
+		struct cancel_point cp = { w, &fallback, timed_out, cancelled,
+			ctx };
+		rc = sleep_cancellable(w, clock, deadline, len == 1, &cp);
+	} else {
+		rc = sleep_on(w, clock, deadline, len == 1);
+	}
+	if (rc == ETIMEDOUT && leave_queue(w, timed_out, ctx)) {
 		res.status = PL_PARK_TIMED_OUT;
 		return res;
 	}
@@ -803,6 +861,16 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 	res.status = PL_PARK_UNPARKED;
 	res.token = w->unpark_token;
 	return res;
+}
+
+pl_park_result_t
+pl_park(const void *addr, bool (*validate)(void *ctx),
+    void (*before_sleep)(void *ctx),
+    void (*timed_out)(void *ctx, const void *addr, bool was_last), void *ctx,
+    uintptr_t park_token, const struct timespec *deadline)
+{
+	return pl_park_until(addr, validate, before_sleep, timed_out, ctx,
+	    park_token, CLOCK_MONOTONIC, deadline, NULL);
 }
 
 /* ---- unpark ----------------------------------------------------------- */

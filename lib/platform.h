@@ -60,15 +60,23 @@ pli_deadline_valid(const struct timespec *ts)
 	    (ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000L);
 }
 
-/* Whether a valid, non-NULL deadline has already passed: one clock read,
+/* The clocks a deadline may be on: those of pthread_condattr_setclock. */
+static inline bool
+pli_clock_valid(clockid_t clock)
+{
+	return clock == CLOCK_MONOTONIC || clock == CLOCK_REALTIME;
+}
+
+/* Whether a valid, non-NULL deadline on clock (pli_clock_valid) has
+ * already passed: one clock read,
  * for the timed calls that then try once and return ETIMEDOUT at once.
  * Timespecs are compared as such: a far deadline's nanoseconds would
  * overflow. */
 static inline bool
-pli_deadline_passed(const struct timespec *ts)
+pli_deadline_passed(clockid_t clock, const struct timespec *ts)
 {
 	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
+	clock_gettime(clock, &now);
 	return ts->tv_sec < now.tv_sec ||
 	    (ts->tv_sec == now.tv_sec && ts->tv_nsec <= now.tv_nsec);
 }

@@ -189,8 +189,8 @@ rd_timed_out(void *ctx, const void *addr, bool was_last)
 		    __ATOMIC_RELAXED);
 }
 
-PLI_COLD int
-pl__rwlock_rdlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
+static int
+rdlock_until(pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
 {
 	struct pli_spinner sp;
 	pli_spinner_init(&sp);
@@ -238,8 +238,8 @@ pl__rwlock_rdlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 			        __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 		}
 		pli_spinner_park(&sp);
-		pl_park_result_t pr = pl_park(reader_key(l), rd_validate, NULL,
-		    rd_timed_out, &r, 0, deadline);
+		pl_park_result_t pr = pl_park_until(reader_key(l), rd_validate,
+		    NULL, rd_timed_out, &r, 0, clock, deadline, NULL);
 		if (pr.status == PL_PARK_UNPARKED &&
 		    pr.token == PL_UNPARK_TOKEN_HANDOFF)
 			return 0; /* our count was added for us */
@@ -249,21 +249,34 @@ pl__rwlock_rdlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 	}
 }
 
-int
-pl_rwlock_timedrdlock(pl_rwlock_t *l, const struct timespec *deadline)
+PLI_COLD int
+pl__rwlock_rdlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 {
-	if (!pli_deadline_valid(deadline))
+	return rdlock_until(l, CLOCK_MONOTONIC, deadline);
+}
+
+int
+pl_rwlock_clockrdlock(
+    pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
+{
+	if (!pli_deadline_valid(deadline) || !pli_clock_valid(clock))
 		return EINVAL;
 	unsigned f = PL_TSAN_READ | PL_TSAN_TRY;
 	PL_TSAN_PRE_LOCK(l, f);
 	int rc = 0;
 	if (!pl__rwlock_tryrdlock_raw(l))
 		PL__DIVERTED(l,
-		    rc = deadline && pli_deadline_passed(deadline)
+		    rc = deadline && pli_deadline_passed(clock, deadline)
 		        ? ETIMEDOUT
-		        : pl__rwlock_rdlock_slow(l, deadline));
+		        : rdlock_until(l, clock, deadline));
 	PL_TSAN_POST_LOCK(l, rc ? f | PL_TSAN_TRY_FAILED : f);
 	return rc;
+}
+
+int
+pl_rwlock_timedrdlock(pl_rwlock_t *l, const struct timespec *deadline)
+{
+	return pl_rwlock_clockrdlock(l, CLOCK_MONOTONIC, deadline);
 }
 
 static bool readers_enter(pl_rwlock_t *l, bool from_writer);
@@ -402,8 +415,8 @@ wr_timed_out(void *ctx, const void *addr, bool was_last)
 	w->let_readers_in = (s & RPARKED) && !(s & WRITER);
 }
 
-PLI_COLD int
-pl__rwlock_wrlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
+static int
+wrlock_until(pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
 {
 	struct pli_spinner sp;
 	pli_spinner_init(&sp);
@@ -440,8 +453,8 @@ pl__rwlock_wrlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 			__atomic_fetch_and(&l->state, ~WWAIT, __ATOMIC_RELAXED);
 		pli_spinner_park(&sp);
 		struct wr_ctx w = { l, false };
-		pl_park_result_t r = pl_park(writer_key(l), wr_validate, NULL,
-		    wr_timed_out, &w, 0, deadline);
+		pl_park_result_t r = pl_park_until(writer_key(l), wr_validate,
+		    NULL, wr_timed_out, &w, 0, clock, deadline, NULL);
 		if (r.status == PL_PARK_UNPARKED &&
 		    r.token == PL_UNPARK_TOKEN_HANDOFF)
 			return 0; /* WRITER was set for us */
@@ -454,21 +467,34 @@ pl__rwlock_wrlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 	}
 }
 
-int
-pl_rwlock_timedwrlock(pl_rwlock_t *l, const struct timespec *deadline)
+PLI_COLD int
+pl__rwlock_wrlock_slow(pl_rwlock_t *l, const struct timespec *deadline)
 {
-	if (!pli_deadline_valid(deadline))
+	return wrlock_until(l, CLOCK_MONOTONIC, deadline);
+}
+
+int
+pl_rwlock_clockwrlock(
+    pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
+{
+	if (!pli_deadline_valid(deadline) || !pli_clock_valid(clock))
 		return EINVAL;
 	PL_TSAN_PRE_LOCK(l, PL_TSAN_TRY);
 	int rc = 0;
 	if (!pl__rwlock_trywrlock_raw(l))
 		PL__DIVERTED(l,
-		    rc = deadline && pli_deadline_passed(deadline)
+		    rc = deadline && pli_deadline_passed(clock, deadline)
 		        ? ETIMEDOUT
-		        : pl__rwlock_wrlock_slow(l, deadline));
+		        : wrlock_until(l, clock, deadline));
 	PL_TSAN_POST_LOCK(
 	    l, rc ? PL_TSAN_TRY | PL_TSAN_TRY_FAILED : PL_TSAN_TRY);
 	return rc;
+}
+
+int
+pl_rwlock_timedwrlock(pl_rwlock_t *l, const struct timespec *deadline)
+{
+	return pl_rwlock_clockwrlock(l, CLOCK_MONOTONIC, deadline);
 }
 
 /* Writer bucket locked: pass the lock to the next writer, directly when

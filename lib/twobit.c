@@ -156,7 +156,8 @@ lock_timed_out(void *ctx, const void *addr, bool was_last)
 }
 
 int
-pli_twobit_lock(const struct pli_twobit *l, const struct timespec *deadline)
+pli_twobit_lock(const struct pli_twobit *l, clockid_t clock,
+    const struct timespec *deadline)
 {
 	struct pli_spinner sp;
 	pli_spinner_init(&sp);
@@ -176,7 +177,7 @@ pli_twobit_lock(const struct pli_twobit *l, const struct timespec *deadline)
 		}
 		if (!checked) {
 			checked = true;
-			if (pli_deadline_passed(deadline))
+			if (pli_deadline_passed(clock, deadline))
 				return ETIMEDOUT;
 		}
 		/* Spin only while nobody is parked. */
@@ -185,9 +186,9 @@ pli_twobit_lock(const struct pli_twobit *l, const struct timespec *deadline)
 			continue;
 		}
 		pli_spinner_park(&sp);
-		pl_park_result_t r =
-		    pl_park(l->word, lock_validate, NULL, lock_timed_out,
-		        (void *)l, l->shared ? l->locked : 0, deadline);
+		pl_park_result_t r = pl_park_until(l->word, lock_validate, NULL,
+		    lock_timed_out, (void *)l, l->shared ? l->locked : 0, clock,
+		    deadline, NULL);
 		if (r.status == PL_PARK_UNPARKED &&
 		    r.token == PL_UNPARK_TOKEN_HANDOFF)
 			return 0; /* handed to us: L was kept for us */

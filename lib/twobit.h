@@ -24,13 +24,14 @@ struct pli_twobit {
 	uintptr_t locked, parked;
 };
 
-/* Acquire l, spinning and then parking until deadline (absolute
- * CLOCK_MONOTONIC and valid: the caller reports EINVAL; NULL: none).
+/* Acquire l, spinning and then parking until deadline (absolute on
+ * clock, CLOCK_MONOTONIC or CLOCK_REALTIME; valid: the caller reports
+ * EINVAL; NULL: none).
  * Returns 0 with l held, or ETIMEDOUT.  A free lock is taken whatever the
  * deadline; a deadline already passed costs one clock read, after the
  * first try, and no spinning or parking. */
-int pli_twobit_lock(
-    const struct pli_twobit *l, const struct timespec *deadline);
+int pli_twobit_lock(const struct pli_twobit *l, clockid_t clock,
+    const struct timespec *deadline);
 
 /* Release l, which the fast path could not: waiters parked, another bit
  * of the word changed, or a fair unlock.  name is the public function,

@@ -1368,3 +1368,141 @@ Test(cond, timedwait_past_deadline_returns_at_once, .timeout = 30)
 	    (unsigned long long)(after.parks - before.parks));
 	pl_mutex_unlock(&m);
 }
+
+/* ------------------------------------------------------------------ */
+/* pl_cond_clockwait: clocks and cancellation                          */
+
+struct cwaiter {
+	pl_cond_t *c;
+	pl_mutex_t *m;
+	bool cancel_self;    /* cancel itself before waiting */
+	int started;         /* atomic */
+	int held_in_cleanup; /* the cleanup handler found m held by us */
+	int returned;        /* atomic: the wait returned (not cancelled) */
+	int rc;
+};
+
+static void
+cwaiter_cleanup(void *arg)
+{
+	struct cwaiter *w = arg;
+	/* m held: by us, as POSIX promises the cleanup handlers; nobody
+	 * else can take it until we let go. */
+	w->held_in_cleanup =
+	    pl_mutex_is_locked(w->m) && !pl_mutex_trylock(w->m);
+	pl_mutex_unlock(w->m);
+}
+
+static void *
+cwaiter_main(void *arg)
+{
+	struct cwaiter *w = arg;
+	pl_mutex_lock(w->m);
+	__atomic_store_n(&w->started, 1, __ATOMIC_RELEASE);
+	if (w->cancel_self)
+		pthread_cancel(pthread_self());
+	pthread_cleanup_push(cwaiter_cleanup, w);
+	w->rc = pl_cond_clockwait(w->c, w->m, CLOCK_MONOTONIC, NULL);
+	__atomic_store_n(&w->returned, 1, __ATOMIC_RELEASE);
+	pthread_cleanup_pop(0);
+	pl_mutex_unlock(w->m);
+	return NULL;
+}
+
+static pthread_t
+cwaiter_start(struct cwaiter *w)
+{
+	pthread_t t;
+	cr_assert(pthread_create(&t, NULL, cwaiter_main, w) == 0);
+	return t;
+}
+
+static void
+join_cancelled(pthread_t t)
+{
+	void *ret = NULL;
+	cr_assert(pthread_join(t, &ret) == 0);
+	cr_assert(ret == PTHREAD_CANCELED, "the waiter was not cancelled");
+}
+
+Test(cond, clockwait_cancelled_while_waiting_holds_mutex_in_cleanup,
+    .timeout = 30)
+{
+	static pl_cond_t c;
+	static pl_mutex_t m;
+	struct cwaiter w = { .c = &c, .m = &m };
+	pthread_t t = cwaiter_start(&w);
+	ASSERT_PARKED(&c, 1);
+	cr_assert(pthread_cancel(t) == 0);
+	join_cancelled(t);
+	cr_assert(w.held_in_cleanup, "cleanup ran without the mutex held");
+	cr_assert(!w.returned);
+	cr_assert(count_parked(&c) == 0 && cstate(&c) == 0,
+	    "the cancelled waiter left %d parked, byte %u", count_parked(&c),
+	    cstate(&c));
+	cr_assert(mstate(&m) == 0, "mutex state %u", mstate(&m));
+}
+
+Test(cond, clockwait_cancel_pending_acts_with_mutex_held, .timeout = 30)
+{
+	static pl_cond_t c;
+	static pl_mutex_t m;
+	struct cwaiter w = { .c = &c, .m = &m, .cancel_self = true };
+	join_cancelled(cwaiter_start(&w));
+	cr_assert(w.held_in_cleanup);
+	cr_assert(count_parked(&c) == 0 && cstate(&c) == 0);
+	cr_assert(mstate(&m) == 0);
+}
+
+/* A signal moves the first waiter onto the held mutex; that waiter is
+ * then cancelled.  It must pass the signal on: the second waiter, still
+ * on c, is moved onto the mutex and returns from its wait. */
+Test(cond, clockwait_cancelled_after_signal_passes_it_on, .timeout = 30)
+{
+	static pl_cond_t c;
+	static pl_mutex_t m;
+	struct cwaiter w1 = { .c = &c, .m = &m }, w2 = { .c = &c, .m = &m };
+	pthread_t t1 = cwaiter_start(&w1);
+	ASSERT_PARKED(&c, 1);
+	pthread_t t2 = cwaiter_start(&w2);
+	ASSERT_PARKED(&c, 2);
+	pl_mutex_lock(&m);
+	cr_assert(pl_cond_signal(&c));
+	cr_assert(count_parked(&c) == 1 && count_parked(&m) == 1);
+	cr_assert(pthread_cancel(t1) == 0);
+	/* w1 leaves m's queue, passes the signal to w2 (moved onto m, held
+	 * by us) and queues on m again to take it back. */
+	ASSERT_PARKED(&c, 0);
+	ASSERT_PARKED(&m, 2);
+	pl_mutex_unlock(&m);
+	join_cancelled(t1);
+	tu_join(t2);
+	cr_assert(w1.held_in_cleanup && !w1.returned);
+	cr_assert(w2.returned && w2.rc == 0,
+	    "the signal the cancelled waiter took was lost");
+	cr_assert(mstate(&m) == 0 && cstate(&c) == 0);
+}
+
+Test(cond, clockwait_realtime_deadline_times_out, .timeout = 30)
+{
+	static pl_cond_t c;
+	static pl_mutex_t m;
+	struct timespec t0, t1, dl;
+	clock_gettime(CLOCK_REALTIME, &t0);
+	dl = t0;
+	dl.tv_nsec += 50 * 1000 * 1000;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	pl_mutex_lock(&m);
+	cr_assert(pl_cond_clockwait(&c, &m, CLOCK_REALTIME, &dl) == ETIMEDOUT);
+	clock_gettime(CLOCK_REALTIME, &t1);
+	cr_assert(pl_mutex_is_locked(&m));
+	cr_assert(tu_ts_to_ns(&t1) >= tu_ts_to_ns(&dl),
+	    "returned before the CLOCK_REALTIME deadline");
+	cr_assert(
+	    pl_cond_clockwait(&c, &m, CLOCK_PROCESS_CPUTIME_ID, &dl) == EINVAL);
+	pl_mutex_unlock(&m);
+	cr_assert(cstate(&c) == 0 && mstate(&m) == 0);
+}

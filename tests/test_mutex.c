@@ -214,3 +214,30 @@ Test(mutex, short_lived_threads_bounded_memory, .timeout = 60)
 	    (rss1 - rss0) / 1024);
 	cr_assert(state_of(&c.m) == 0);
 }
+
+/* pl_mutex_clocklock: both clocks time out on a held mutex, and another
+ * clock is EINVAL before any attempt. */
+Test(mutex, clocklock_both_clocks, .timeout = 30)
+{
+	static pl_mutex_t m;
+	static const clockid_t clocks[] = { CLOCK_MONOTONIC, CLOCK_REALTIME };
+	cr_assert(pl_mutex_clocklock(&m, CLOCK_REALTIME, NULL) == 0);
+	for (size_t i = 0; i < 2; i++) {
+		struct timespec dl, now;
+		clock_gettime(clocks[i], &dl);
+		dl.tv_nsec += 20 * 1000 * 1000;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+		cr_assert(pl_mutex_clocklock(&m, clocks[i], &dl) == ETIMEDOUT);
+		clock_gettime(clocks[i], &now);
+		cr_assert(tu_ts_to_ns(&now) >= tu_ts_to_ns(&dl),
+		    "clock %d: returned before the deadline", (int)clocks[i]);
+	}
+	pl_mutex_unlock(&m);
+	struct timespec dl = { 0, 0 };
+	cr_assert(
+	    pl_mutex_clocklock(&m, CLOCK_PROCESS_CPUTIME_ID, &dl) == EINVAL);
+	cr_assert(!pl_mutex_is_locked(&m));
+}

@@ -1177,3 +1177,32 @@ Test(rwlock, arriving_reader_queues_behind_a_parked_writer, .timeout = 30)
 	cr_assert(
 	    arr.state == 0, "word %#lx at the end", (unsigned long)arr.state);
 }
+
+/* The clock variants: both clocks time out against a writer, another
+ * clock is EINVAL. */
+Test(rwlock, clock_variants_both_clocks, .timeout = 30)
+{
+	static pl_rwlock_t l;
+	static const clockid_t clocks[] = { CLOCK_MONOTONIC, CLOCK_REALTIME };
+	pl_rwlock_wrlock(&l);
+	for (size_t i = 0; i < 2; i++) {
+		struct timespec dl;
+		clock_gettime(clocks[i], &dl);
+		dl.tv_nsec += 20 * 1000 * 1000;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+		cr_assert(
+		    pl_rwlock_clockrdlock(&l, clocks[i], &dl) == ETIMEDOUT);
+		cr_assert(
+		    pl_rwlock_clockwrlock(&l, clocks[i], &dl) == ETIMEDOUT);
+	}
+	pl_rwlock_wrunlock(&l);
+	struct timespec dl = { 0, 0 };
+	cr_assert(
+	    pl_rwlock_clockrdlock(&l, CLOCK_THREAD_CPUTIME_ID, &dl) == EINVAL);
+	cr_assert(
+	    pl_rwlock_clockwrlock(&l, CLOCK_THREAD_CPUTIME_ID, &dl) == EINVAL);
+	cr_assert(__atomic_load_n(&l.state, __ATOMIC_RELAXED) == 0);
+}

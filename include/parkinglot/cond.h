@@ -66,6 +66,19 @@ PL_EXPORT int pl_cond_timedwait(
     pl_cond_t *c, pl_mutex_t *m, const struct timespec *deadline);
 
 /*
+ * pl_cond_clockwait - pl_cond_timedwait with the deadline on clock
+ * (CLOCK_MONOTONIC or CLOCK_REALTIME; another clock: EINVAL, m not
+ * released), and a thread cancellation point, as pthread_cond_clockwait
+ * is: a cancelled waiter holds m again when its cleanup handlers run, and
+ * a signal it had already received is passed on to another waiter, if
+ * one is waiting (c is not touched when none is).
+ * A CLOCK_REALTIME deadline ends the wait when that clock passes it, also
+ * when the clock is set forward meanwhile.
+ */
+PL_EXPORT int pl_cond_clockwait(pl_cond_t *c, pl_mutex_t *m, clockid_t clock,
+    const struct timespec *deadline);
+
+/*
  * pl_cond_signal - wake the longest-waiting thread, if any.  Returns true
  * if a waiter was removed from c (woken, or moved onto its mutex's queue
  * because the mutex was held).  With nobody waiting: one load of the byte.

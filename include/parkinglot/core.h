@@ -30,9 +30,11 @@
 PL_BEGIN_DECLS
 
 typedef enum {
-	PL_PARK_UNPARKED, /* woken by pl_unpark_*; token is theirs */
-	PL_PARK_INVALID,  /* validate returned false: never slept */
-	PL_PARK_TIMED_OUT /* the deadline passed first */
+	PL_PARK_UNPARKED,  /* woken by pl_unpark_*; token is theirs */
+	PL_PARK_INVALID,   /* validate returned false: never slept */
+	PL_PARK_TIMED_OUT, /* the deadline passed first */
+	PL_PARK_CANCELLED  /* to pl_park_until's cancelled callback only:
+	                      cancelled while queued (timed_out ran) */
 } pl_park_status_t;
 
 typedef struct {
@@ -78,6 +80,37 @@ PL_EXPORT pl_park_result_t pl_park(const void *addr,
     bool (*validate)(void *ctx), void (*before_sleep)(void *ctx),
     void (*timed_out)(void *ctx, const void *addr, bool was_last), void *ctx,
     uintptr_t park_token, const struct timespec *deadline);
+
+/*
+ * pl_park_until - pl_park with a choice of clock, and optionally a POSIX
+ * thread cancellation point.
+ *
+ * clock is CLOCK_MONOTONIC or CLOCK_REALTIME; any other clock returns
+ * PL_PARK_INVALID with errno EINVAL, before validate, as a malformed
+ * deadline does.  A CLOCK_REALTIME deadline ends the park when that clock
+ * passes it, also when the clock is set forward meanwhile.
+ *
+ * cancelled NULL: the park is not a cancellation point (pl_park is
+ * pl_park_until with CLOCK_MONOTONIC and NULL).  Otherwise the sleep is a
+ * cancellation point, as the wait of pthread_cond_wait is: if the thread
+ * is cancelled (pthread_cancel, cancellation enabled, deferred or not)
+ * before or while it sleeps, it first leaves the lot: still queued, it is
+ * taken out of the queue as on a timeout, timed_out(ctx, addr, was_last)
+ * running under the bucket lock; already dequeued by an unpark, it waits
+ * for that unpark to finish.  Then cancelled(ctx, r) runs, with no lock
+ * held and free to call into the lot: r.status is PL_PARK_CANCELLED if no
+ * unpark reached the thread, or PL_PARK_UNPARKED with the unpark's token
+ * (a wake the thread took and will not use: pass it on).  Then the
+ * cancellation goes on: pl_park_until does not return, and the thread's
+ * cleanup handlers run.  validate and before_sleep are not cancellation
+ * points; a cancellation pending on entry acts once the thread is queued.
+ * The cancelled park counts in pl_stats as a timeout.
+ */
+PL_EXPORT pl_park_result_t pl_park_until(const void *addr,
+    bool (*validate)(void *ctx), void (*before_sleep)(void *ctx),
+    void (*timed_out)(void *ctx, const void *addr, bool was_last), void *ctx,
+    uintptr_t park_token, clockid_t clock, const struct timespec *deadline,
+    void (*cancelled)(void *ctx, pl_park_result_t r));
 
 typedef struct {
 	size_t unparked; /* threads woken */

@@ -104,6 +104,15 @@ PL_EXPORT int pl_mutex_timedlock(
     pl_mutex_t *m, const struct timespec *deadline);
 
 /*
+ * pl_mutex_clocklock - pl_mutex_timedlock with the deadline on clock,
+ * CLOCK_MONOTONIC or CLOCK_REALTIME (another clock: EINVAL).  A
+ * CLOCK_REALTIME deadline ends the wait when that clock passes it, also
+ * when the clock is set forward meanwhile.
+ */
+PL_EXPORT int pl_mutex_clocklock(
+    pl_mutex_t *m, clockid_t clock, const struct timespec *deadline);
+
+/*
  * pl_mutex_unlock - release m (release ordering).
  *
  * Uncontended: one CAS.  With threads parked, wakes at most one of them;

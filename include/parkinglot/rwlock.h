@@ -123,6 +123,10 @@ pl_rwlock_rdlock(pl_rwlock_t *l)
  */
 PL_EXPORT int pl_rwlock_timedrdlock(
     pl_rwlock_t *l, const struct timespec *deadline);
+/* pl_rwlock_clockrdlock - pl_rwlock_timedrdlock with the deadline on
+ * clock, CLOCK_MONOTONIC or CLOCK_REALTIME (another clock: EINVAL). */
+PL_EXPORT int pl_rwlock_clockrdlock(
+    pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline);
 
 /*
  * pl_rwlock_rdunlock - release a read lock (release ordering).  The last
@@ -201,6 +205,10 @@ pl_rwlock_wrlock(pl_rwlock_t *l)
  */
 PL_EXPORT int pl_rwlock_timedwrlock(
     pl_rwlock_t *l, const struct timespec *deadline);
+/* pl_rwlock_clockwrlock - pl_rwlock_timedwrlock with the deadline on
+ * clock, CLOCK_MONOTONIC or CLOCK_REALTIME (another clock: EINVAL). */
+PL_EXPORT int pl_rwlock_clockwrlock(
+    pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline);
 
 /*
  * pl_rwlock_wrunlock - release the write lock (release ordering).  Waiting
