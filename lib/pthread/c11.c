@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * C11 mtx_* and cnd_*: glibc's own are thin wrappers over its internal
+ * pthread functions, which a drop-in cannot reach, so they are replaced
+ * too, over this library's pthread functions, with glibc's mapping of
+ * types (mtx_plain and mtx_timed are NORMAL, with mtx_recursive
+ * RECURSIVE) and of error codes (thrd_err_map).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <threads.h>
+
+#include "dropin.h"
+
+_Static_assert(sizeof(mtx_t) == sizeof(pthread_mutex_t), "mtx_t");
+_Static_assert(sizeof(cnd_t) == sizeof(pthread_cond_t), "cnd_t");
+
+static int
+thrd_code(int err)
+{
+	switch (err) {
+	case 0:
+		return thrd_success;
+	case ENOMEM:
+		return thrd_nomem;
+	case ETIMEDOUT:
+		return thrd_timedout;
+	case EBUSY:
+		return thrd_busy;
+	default:
+		return thrd_error;
+	}
+}
+
+static inline pthread_mutex_t *
+pm(mtx_t *m)
+{
+	return (pthread_mutex_t *)(void *)m;
+}
+
+static inline pthread_cond_t *
+pc(cnd_t *c)
+{
+	return (pthread_cond_t *)(void *)c;
+}
+
+int
+mtx_init(mtx_t *m, int type)
+{
+	pthread_mutexattr_t attr;
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_settype(&attr,
+	    type & mtx_recursive ? PTHREAD_MUTEX_RECURSIVE
+	                         : PTHREAD_MUTEX_NORMAL);
+	int rc = pthread_mutex_init(pm(m), &attr);
+	pthread_mutexattr_destroy(&attr);
+	return thrd_code(rc);
+}
+
+int
+mtx_lock(mtx_t *m)
+{
+	return thrd_code(pthread_mutex_lock(pm(m)));
+}
+
+int
+mtx_trylock(mtx_t *m)
+{
+	return thrd_code(pthread_mutex_trylock(pm(m)));
+}
+
+int
+mtx_timedlock(mtx_t *restrict m, const struct timespec *restrict deadline)
+{
+	return thrd_code(pthread_mutex_timedlock(pm(m), deadline));
+}
+
+int
+mtx_unlock(mtx_t *m)
+{
+	return thrd_code(pthread_mutex_unlock(pm(m)));
+}
+
+void
+mtx_destroy(mtx_t *m)
+{
+	(void)pthread_mutex_destroy(pm(m));
+}
+
+int
+cnd_init(cnd_t *c)
+{
+	return thrd_code(pthread_cond_init(pc(c), NULL));
+}
+
+int
+cnd_signal(cnd_t *c)
+{
+	return thrd_code(pthread_cond_signal(pc(c)));
+}
+
+int
+cnd_broadcast(cnd_t *c)
+{
+	return thrd_code(pthread_cond_broadcast(pc(c)));
+}
+
+int
+cnd_wait(cnd_t *c, mtx_t *m)
+{
+	return thrd_code(pthread_cond_wait(pc(c), pm(m)));
+}
+
+int
+cnd_timedwait(cnd_t *restrict c, mtx_t *restrict m,
+    const struct timespec *restrict deadline)
+{
+	return thrd_code(pthread_cond_timedwait(pc(c), pm(m), deadline));
+}
+
+void
+cnd_destroy(cnd_t *c)
+{
+	(void)pthread_cond_destroy(pc(c));
+}

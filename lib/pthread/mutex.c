@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pthread_mutex_* on pl_mutex_t (layout: dropin.h).
+ *
+ * Kinds, as glibc's: NORMAL (the default, also PTHREAD_MUTEX_TIMED_NP)
+ * and ADAPTIVE_NP are the bare pl_mutex_t, one CAS each way, no owner
+ * kept; ERRORCHECK keeps its owner (EDEADLK on relock, EPERM on unlock by
+ * another thread or of an unlocked mutex); RECURSIVE keeps its owner and
+ * count (EAGAIN when the count would wrap).  The owner is the holder's
+ * pthread_self(), written only by the holder, read by anyone to ask "is
+ * it me?", which only the holder can answer yes to.  A mutex is busy for
+ * pthread_mutex_destroy while it is locked (EBUSY), as in glibc (its
+ * __nusers).  Unlocking a NORMAL mutex that is not locked does nothing
+ * and returns 0, where glibc corrupts its word; pl_mutex_unlock would
+ * abort, which a drop-in for existing programs must not.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+#include "dropin.h"
+
+int
+pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
+{
+	int type = PTHREAD_MUTEX_DEFAULT;
+	if (attr) {
+		int pshared = PTHREAD_PROCESS_PRIVATE;
+		int robust = PTHREAD_MUTEX_STALLED;
+		int protocol = PTHREAD_PRIO_NONE;
+		pthread_mutexattr_gettype(attr, &type);
+		pthread_mutexattr_getpshared(attr, &pshared);
+		pthread_mutexattr_getrobust(attr, &robust);
+		pthread_mutexattr_getprotocol(attr, &protocol);
+		if (pshared != PTHREAD_PROCESS_PRIVATE ||
+		    robust != PTHREAD_MUTEX_STALLED ||
+		    protocol != PTHREAD_PRIO_NONE)
+			return REAL(pthread_mutex_init)(m, attr);
+	}
+	memset(m, 0, sizeof *m);
+	__atomic_store_n(&dm(m)->kind, type, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int
+pthread_mutex_destroy(pthread_mutex_t *m)
+{
+	int kind = dm_kind(m);
+	if (dm_is_glibc(kind))
+		return REAL(pthread_mutex_destroy)(m);
+	if (pl_mutex_is_locked(&dm(m)->lock))
+		return EBUSY;
+	__atomic_store_n(&dm(m)->kind, DM_DESTROYED, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static inline pthread_t
+owner(struct dm *d)
+{
+	return __atomic_load_n(&d->owner, __ATOMIC_RELAXED);
+}
+
+static inline void
+set_owner(struct dm *d, pthread_t t)
+{
+	__atomic_store_n(&d->owner, t, __ATOMIC_RELAXED);
+}
+
+enum how { LOCK, TRY, TIMED };
+
+/*
+ * Every kind but the bare ones, and the glibc objects.  clock and
+ * deadline for TIMED only: the clock is valid, the deadline is not yet
+ * checked (glibc checks it only when it must block).
+ */
+static __attribute__((noinline)) int
+lock_kind(pthread_mutex_t *m, int kind, enum how how, clockid_t clock,
+    const struct timespec *deadline)
+{
+	struct dm *d = dm(m);
+	if (kind == DM_DESTROYED)
+		return EINVAL;
+	if (kind & DM_GLIBC) {
+		if (how == LOCK)
+			return REAL(pthread_mutex_lock)(m);
+		if (how == TRY)
+			return REAL(pthread_mutex_trylock)(m);
+		return REAL(pthread_mutex_clocklock)(m, clock, deadline);
+	}
+	pthread_t self = pthread_self();
+	int type = kind & 3;
+	if (type == PTHREAD_MUTEX_RECURSIVE && owner(d) == self) {
+		if (d->count == UINT_MAX)
+			return EAGAIN;
+		d->count++;
+		return 0;
+	}
+	if (type == PTHREAD_MUTEX_ERRORCHECK && owner(d) == self && how != TRY)
+		return EDEADLK;
+	if (!pl_mutex_trylock(&d->lock)) {
+		if (how == TRY)
+			return EBUSY;
+		if (how == LOCK) {
+			pl_mutex_lock(&d->lock);
+		} else {
+			struct timespec buf;
+			int rc = pl_mutex_clocklock(
+			    &d->lock, clock, dropin_deadline(deadline, &buf));
+			if (rc)
+				return rc;
+		}
+	}
+	if (type == PTHREAD_MUTEX_RECURSIVE ||
+	    type == PTHREAD_MUTEX_ERRORCHECK) {
+		set_owner(d, self);
+		d->count = 1;
+	}
+	return 0;
+}
+
+int
+pthread_mutex_lock(pthread_mutex_t *m)
+{
+	int kind = dm_kind(m);
+	if (PL_LIKELY(kind == PTHREAD_MUTEX_NORMAL ||
+	        kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {
+		pl_mutex_lock(&dm(m)->lock);
+		return 0;
+	}
+	return lock_kind(m, kind, LOCK, CLOCK_REALTIME, NULL);
+}
+
+int
+pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	int kind = dm_kind(m);
+	if (PL_LIKELY(kind == PTHREAD_MUTEX_NORMAL ||
+	        kind == PTHREAD_MUTEX_ADAPTIVE_NP))
+		return pl_mutex_trylock(&dm(m)->lock) ? 0 : EBUSY;
+	return lock_kind(m, kind, TRY, CLOCK_REALTIME, NULL);
+}
+
+int
+pthread_mutex_clocklock(
+    pthread_mutex_t *m, clockid_t clock, const struct timespec *deadline)
+{
+	if (!dropin_clock_ok(clock))
+		return EINVAL;
+	int kind = dm_kind(m);
+	if (PL_LIKELY(kind == PTHREAD_MUTEX_NORMAL ||
+	        kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {
+		if (pl_mutex_trylock(&dm(m)->lock))
+			return 0;
+		struct timespec buf;
+		return pl_mutex_clocklock(
+		    &dm(m)->lock, clock, dropin_deadline(deadline, &buf));
+	}
+	return lock_kind(m, kind, TIMED, clock, deadline);
+}
+
+int
+pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *deadline)
+{
+	return pthread_mutex_clocklock(m, CLOCK_REALTIME, deadline);
+}
+
+static __attribute__((noinline)) int
+unlock_kind(pthread_mutex_t *m, int kind)
+{
+	struct dm *d = dm(m);
+	if (kind == DM_DESTROYED)
+		return EINVAL;
+	if (kind & DM_GLIBC)
+		return REAL(pthread_mutex_unlock)(m);
+	int type = kind & 3;
+	if (type == PTHREAD_MUTEX_RECURSIVE ||
+	    type == PTHREAD_MUTEX_ERRORCHECK) {
+		if (owner(d) != pthread_self())
+			return EPERM;
+		if (--d->count != 0)
+			return 0;
+		set_owner(d, 0);
+	} else if (!pl_mutex_is_locked(&d->lock)) {
+		return 0;
+	}
+	pl_mutex_unlock(&d->lock);
+	return 0;
+}
+
+int
+pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	int kind = dm_kind(m);
+	if (PL_LIKELY(kind == PTHREAD_MUTEX_NORMAL ||
+	        kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {
+		pl_mutex_t *l = &dm(m)->lock;
+		unsigned char locked = PL_MUTEX_LOCKED;
+		/* pl_mutex_unlock, but an unlocked mutex is left alone. */
+		PL_TSAN_PRE_UNLOCK(l, 0);
+		if (PL_UNLIKELY(!__atomic_compare_exchange_n(&l->state, &locked,
+		        0, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) &&
+		    (locked & PL_MUTEX_LOCKED))
+			PL__DIVERTED(l, pl__mutex_unlock_slow(l, false));
+		PL_TSAN_POST_UNLOCK(l, 0);
+		return 0;
+	}
+	return unlock_kind(m, kind);
+}
+
+/* For a condition wait: the caller must hold m if its kind keeps an
+ * owner; the whole recursion is released, and given back by
+ * pli_dm_reacquired.  Unlocking is left to pl_cond_clockwait. */
+int
+pli_dm_release_for_wait(pthread_mutex_t *m, struct dm_saved *s)
+{
+	struct dm *d = dm(m);
+	int type = dm_kind(m) & 3;
+	s->m = m;
+	s->count = 0;
+	if (type == PTHREAD_MUTEX_RECURSIVE ||
+	    type == PTHREAD_MUTEX_ERRORCHECK) {
+		if (owner(d) != pthread_self())
+			return EPERM;
+		s->count = d->count;
+		set_owner(d, 0);
+		d->count = 0;
+	}
+	return 0;
+}
+
+void
+pli_dm_reacquired(void *saved)
+{
+	struct dm_saved *s = saved;
+	if (s->count) {
+		struct dm *d = dm(s->m);
+		set_owner(d, pthread_self());
+		d->count = s->count;
+	}
+}
+
+int
+pthread_mutex_consistent(pthread_mutex_t *m)
+{
+	if (dm_is_glibc(dm_kind(m)))
+		return REAL(pthread_mutex_consistent)(m);
+	return EINVAL; /* not robust */
+}
+
+int
+pthread_mutex_getprioceiling(const pthread_mutex_t *m, int *ceiling)
+{
+	if (dm_is_glibc(dm_kind((pthread_mutex_t *)m)))
+		return REAL(pthread_mutex_getprioceiling)(m, ceiling);
+	return EINVAL; /* not priority-protect */
+}
+
+int
+pthread_mutex_setprioceiling(pthread_mutex_t *m, int ceiling, int *old)
+{
+	if (dm_is_glibc(dm_kind(m)))
+		return REAL(pthread_mutex_setprioceiling)(m, ceiling, old);
+	return EINVAL;
+}
