@@ -208,13 +208,50 @@ show "$tmp/nx.err"
 check "a command that cannot be run: 126 (got $status)" \
 	test "$status" -eq 126
 
-run "$PARKSTAT" -- sh -c 'exit 5' >/dev/null 2>"$tmp/nolib.err"
+run "$PARKSTAT" --no-preload -- sh -c 'exit 5' >/dev/null 2>"$tmp/nolib.err"
 status=$?
 show "$tmp/nolib.err"
-check "a command without libparkinglot: its status 5 (got $status)," \
+check "--no-preload, a command without libparkinglot: its status 5 (got $status)," \
 	test "$status" -eq 5
 check "... and a note that it did not export statistics" \
 	grep -q 'did not export statistics' "$tmp/nolib.err"
+
+# Without --no-preload parkstat loads the drop-in (PARKSTAT_DROPIN, the
+# build tree's), so that a program never linked with libparkinglot
+# reports too.
+run "$PARKSTAT" -j -- sh -c 'exit 6' >/dev/null 2>"$tmp/dropin.json"
+status=$?
+show "$tmp/dropin.json"
+check "a command never linked, with the drop-in: its status 6 (got $status)," \
+	test "$status" -eq 6
+check "... and a report of it" \
+	test "$(top_of "$tmp/dropin.json" state)" = '"exited"'
+
+# A static program: one line says why its locks cannot be seen, and it
+# runs all the same (Debian's ldconfig is static).
+if test -x /sbin/ldconfig && command -v readelf >/dev/null &&
+	! readelf -l /sbin/ldconfig | grep -q INTERP
+then
+	run "$PARKSTAT" -- /sbin/ldconfig -V >/dev/null 2>"$tmp/static.err"
+	status=$?
+	show "$tmp/static.err"
+	check "a static program runs (status $status)" test "$status" -eq 0
+	check "... after one line saying it is statically linked" \
+		grep -q 'is statically linked' "$tmp/static.err"
+else
+	skip "no static /sbin/ldconfig here"
+	skip "no static /sbin/ldconfig here"
+fi
+
+# A drop-in that is not there: one line, and the command still runs.
+PARKSTAT_DROPIN=$tmp/none.so run "$PARKSTAT" -- sh -c 'exit 7' \
+	>/dev/null 2>"$tmp/nodropin.err"
+status=$?
+show "$tmp/nodropin.err"
+check "a missing drop-in: the command runs (status $status)" \
+	test "$status" -eq 7
+check "... after one line naming the drop-in" \
+	grep -q "none.so: No such file" "$tmp/nodropin.err"
 
 # ---------------------------------------------------------------------
 # parkstat -p PID: contended --live runs until its stdin (a FIFO whose

@@ -30,6 +30,8 @@
  */
 #define _GNU_SOURCE
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -72,7 +74,8 @@ static struct {
 	long top; /* -n; 0 = every address */
 	enum sort_key sort;
 	const char *output;
-} opt = { 0, 0, false, 10, SORT_WAIT, NULL };
+	bool no_preload; /* --no-preload */
+} opt = { 0, 0, false, 10, SORT_WAIT, NULL, false };
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 usage_error(const char *fmt, ...)
@@ -122,6 +125,10 @@ help(void)
 "  -s, --sort=KEY         order addresses by 'wait' (total time parked,\n"
 "                         the default) or 'parks'\n"
 "  -o, --output=FILE      write the report to FILE\n"
+"      --no-preload       with a COMMAND: do not load the drop-in\n"
+"                         (libparkinglot-pthread, which puts the pthread\n"
+"                         and C11 locks of any program on the parking\n"
+"                         lot; PARKSTAT_DROPIN names another copy)\n"
 "  -h, --help             show this help and exit\n"
 "  -V, --version          show the version and exit\n"
 "\n"
@@ -1259,6 +1266,116 @@ forward(int sig)
 		kill(child, sig);
 }
 
+/*
+ * The drop-in for a command: the library that puts the pthread and C11
+ * locks of a program never linked with libparkinglot on the parking lot,
+ * loaded through LD_PRELOAD.  PARKSTAT_DROPIN overrides the installed
+ * path (the test suite runs the build tree's).  The loader cannot load it
+ * into a static program, and ignores it for a set-user-ID or
+ * set-group-ID one: then one line says so, and the program runs all the
+ * same, showing only what it does with libparkinglot itself.
+ */
+static const char *
+dropin_path(void)
+{
+	const char *p = getenv("PARKSTAT_DROPIN");
+	return p && *p ? p : PARKSTAT_DROPIN_PATH;
+}
+
+/* The file execvp would run for cmd, in buf; false if none is found. */
+static bool
+find_command(const char *cmd, char *buf, size_t cap)
+{
+	if (strchr(cmd, '/'))
+		return snprintf(buf, cap, "%s", cmd) < (int)cap;
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;; p++) {
+		const char *end = strchr(p, ':');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (snprintf(buf, cap, "%.*s%s%s", (int)len, p, len ? "/" : "",
+		        cmd) < (int)cap &&
+		    access(buf, X_OK) == 0)
+			return true;
+		if (!end)
+			return false;
+		p = end;
+	}
+}
+
+/* Whether the ELF file at path has no program interpreter (a static
+ * program).  Not an ELF file (a script, whose interpreter is dynamic):
+ * false. */
+static bool
+is_static_elf(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool is_static = false;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	size_t n;
+	if (e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &n) == 0) {
+		is_static = true;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(e, (int)i, &ph) &&
+			    ph.p_type == PT_INTERP)
+				is_static = false;
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return is_static;
+}
+
+/* The LD_PRELOAD value for cmd (in buf), or NULL, after the one line
+ * that says why not, when the drop-in cannot work for it. */
+static const char *
+dropin_preload(const char *cmd, char *buf, size_t cap)
+{
+	if (opt.no_preload)
+		return NULL;
+	const char *lib = dropin_path();
+	char file[PATH_MAX];
+	struct stat st;
+	if (!find_command(cmd, file, sizeof file))
+		return NULL; /* execvp will say so */
+	if (access(lib, R_OK) != 0) {
+		fprintf(stderr,
+		    "%s: %s: %s; only locks taken through libparkinglot "
+		    "itself are seen\n",
+		    prog, lib, strerror(errno));
+		return NULL;
+	}
+	/* Secure mode: the program would change the user or group it runs
+	 * as (a set-ID file we do not already run as). */
+	if (stat(file, &st) == 0 &&
+	    (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
+	        ((st.st_mode & S_ISGID) && st.st_gid != getegid()))) {
+		fprintf(stderr,
+		    "%s: %s is set-%s-ID: the loader ignores LD_PRELOAD for "
+		    "it, so its pthread locks are not seen\n",
+		    prog, file, st.st_mode & S_ISUID ? "user" : "group");
+		return NULL;
+	}
+	if (is_static_elf(file)) {
+		fprintf(stderr,
+		    "%s: %s is statically linked: no library can be "
+		    "preloaded into it, so its pthread locks are not seen\n",
+		    prog, file);
+		return NULL;
+	}
+	const char *old = getenv("LD_PRELOAD");
+	if (snprintf(buf, cap, "%s%s%s", lib, old && *old ? " " : "",
+	        old ? old : "") >= (int)cap)
+		return NULL;
+	return buf;
+}
+
 static int
 run(char **argv)
 {
@@ -1266,6 +1383,9 @@ run(char **argv)
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) != 0)
 		die(125, "pipe: %s", strerror(errno));
+	static char preload[2 * PATH_MAX];
+	const char *ld_preload =
+	    dropin_preload(argv[0], preload, sizeof preload);
 	fflush(NULL);
 	child = fork();
 	if (child < 0)
@@ -1275,7 +1395,8 @@ run(char **argv)
 		close(pfd[0]);
 		snprintf(pid, sizeof pid, "%ld", (long)getpid());
 		if (setenv(PLX_ENV, "1", 1) != 0 ||
-		    setenv(PLX_ENV_KEEP, pid, 1) != 0) {
+		    setenv(PLX_ENV_KEEP, pid, 1) != 0 ||
+		    (ld_preload && setenv("LD_PRELOAD", ld_preload, 1) != 0)) {
 			int e = errno;
 			(void)!write(pfd[1], &e, sizeof e);
 			_exit(125);
@@ -1405,6 +1526,7 @@ main(int argc, char **argv)
 		{ "top", required_argument, NULL, 'n' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "no-preload", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -1443,6 +1565,9 @@ main(int argc, char **argv)
 			break;
 		case 'o':
 			opt.output = optarg;
+			break;
+		case 'P':
+			opt.no_preload = true;
 			break;
 		case 'h':
 			help();
