@@ -136,6 +136,13 @@
  *             hands the lock to the parked readers although another
  *             writer claims it with WWAIT: a second reader phase while
  *             that writer waits (assertion violated: rph<=1).
+  * BARGE: the reader-preferring entry of the drop-in's default
+ *   pthread_rwlock_t (lib/pthread/rwlock.c): an arriving reader enters
+ *   whenever no writer holds the lock, past waiting and parked writers,
+ *   and takes the slow path only while a writer holds it.  Phase
+ *   fairness is given up on purpose (run with -DNO_FAIR); exclusion, the
+ *   parked bits and the end state must still hold.  -DBROKEN=7 with it:
+ *   the reader enters whatever the word says (a reader beside a writer).
  */
 
 #ifndef NW
@@ -212,6 +219,7 @@ byte late = 0;      /* readers that arrived while a writer waited */
 
 inline fair()
 {
+	skip;
 #ifndef NO_FAIR
 	if
 	:: !WAITING -> rph = 0
@@ -377,7 +385,11 @@ proctype Reader(byte me)
 		atomic {
 			arrive(me);
 			if
-#ifdef OLD_ENTRY
+#if defined(BARGE) && BROKEN == 7
+			:: true ->
+#elif defined(BARGE)
+			:: !(state & WRITER) ->
+#elif defined(OLD_ENTRY)
 			:: MAY_ENTER(state, true) ->
 #else
 			:: MAY_ENTER_FRESH(state) ->
