@@ -1279,7 +1279,23 @@ static const char *
 dropin_path(void)
 {
 	const char *p = getenv("PARKSTAT_DROPIN");
-	return p && *p ? p : PARKSTAT_DROPIN_PATH;
+	if (p && *p)
+		return p;
+	if (access(PARKSTAT_DROPIN_PATH, R_OK) == 0)
+		return PARKSTAT_DROPIN_PATH;
+	/* Not installed: a parkstat run from its build tree (tools/) takes
+	 * the drop-in built beside it. */
+	static char built[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", built, sizeof built - 1);
+	char *slash;
+	if (n > 0 && (built[n] = '\0', slash = strrchr(built, '/')) &&
+	    slash - built + sizeof "/../lib/.libs/libparkinglot-pthread.so" <
+	        sizeof built) {
+		strcpy(slash, "/../lib/.libs/libparkinglot-pthread.so");
+		if (access(built, R_OK) == 0)
+			return built;
+	}
+	return PARKSTAT_DROPIN_PATH;
 }
 
 /* The file execvp would run for cmd, in buf; false if none is found. */
