@@ -51,11 +51,25 @@ dropin_lock_provider(void)
 }
 
 /* Whether the drop-in is in effect: pthread_mutex_lock resolves to it
- * (preloaded, or linked ahead of libc). */
+ * (preloaded, or linked ahead of libc).  A sanitizer's runtime that
+ * comes first (AddressSanitizer linked into the program) defines
+ * pthread_mutex_lock itself and calls the next definition, which may be
+ * the drop-in's: then the object tells.  glibc's lock of a normal mutex
+ * records its owner's thread id in __owner; the drop-in's never writes
+ * there. */
 static inline bool
 dropin_active(void)
 {
-	return strstr(dropin_lock_provider(), "libparkinglot-pthread") != NULL;
+	const char *p = dropin_lock_provider();
+	if (strstr(p, "libparkinglot-pthread") != NULL)
+		return true;
+	if (strstr(p, "libasan") == NULL && strstr(p, "libtsan") == NULL)
+		return false;
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_lock(&m);
+	bool owner_kept = m.__data.__owner != 0;
+	pthread_mutex_unlock(&m);
+	return !owner_kept;
 }
 
 /* ------------------------------------------------------------------ */
