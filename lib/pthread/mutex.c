@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/single_threaded.h>
 
 #include "dropin.h"
 
@@ -119,13 +120,36 @@ lock_kind(pthread_mutex_t *m, int kind, enum how how, clockid_t clock,
 	return 0;
 }
 
+/*
+ * A process with one thread needs no atomic instruction: nobody else can
+ * see the byte, and pthread_create orders these plain accesses before the
+ * new thread's first (glibc's own locks do the same with
+ * __libc_single_threaded).  The flag stays false once a second thread
+ * was ever created.  A signal handler of the one thread that takes the
+ * lock sees the byte as the thread left it, as with the atomics.
+ */
+static inline bool
+single_threaded(void)
+{
+#ifdef PL_TSAN
+	return false; /* TSan's model of the lock needs its annotations */
+#else
+	return __atomic_load_n(&__libc_single_threaded, __ATOMIC_RELAXED);
+#endif
+}
+
 int
 pthread_mutex_lock(pthread_mutex_t *m)
 {
 	int kind = dm_kind(m);
 	if (PL_LIKELY(kind == PTHREAD_MUTEX_NORMAL ||
 	        kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {
-		pl_mutex_lock(&dm(m)->lock);
+		pl_mutex_t *l = &dm(m)->lock;
+		if (single_threaded() && l->state == 0) {
+			l->state = PL_MUTEX_LOCKED;
+			return 0;
+		}
+		pl_mutex_lock(l);
 		return 0;
 	}
 	return lock_kind(m, kind, LOCK, CLOCK_REALTIME, NULL);
@@ -196,6 +220,10 @@ pthread_mutex_unlock(pthread_mutex_t *m)
 	        kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {
 		pl_mutex_t *l = &dm(m)->lock;
 		unsigned char locked = PL_MUTEX_LOCKED;
+		if (single_threaded() && l->state == PL_MUTEX_LOCKED) {
+			l->state = 0;
+			return 0;
+		}
 		/* pl_mutex_unlock, but an unlocked mutex is left alone. */
 		PL_TSAN_PRE_UNLOCK(l, 0);
 		if (PL_UNLIKELY(!__atomic_compare_exchange_n(&l->state, &locked,
