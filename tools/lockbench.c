@@ -45,6 +45,7 @@
  * tools/lockbench.h what the two share.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <linux/futex.h>
@@ -578,6 +579,11 @@ usage(FILE *f, const char *argv0)
 	    "  --plot PNG  draw W2 and W6 throughput against threads with\n"
 	    "              tools/lockbench-plot.sh (gnuplot; $LOCKBENCH_PLOT\n"
 	    "              names another script)\n"
+	    "  --dropin[=SO]  run again with libparkinglot-pthread preloaded\n"
+	    "              (SO, else the one built beside this program, else\n"
+	    "              the installed one): the pthread rows then run on\n"
+	    "              the drop-in, named dropin_*, and the ratios are\n"
+	    "              pl/drop-in\n"
 	    "  -h          this help\n",
 	    argv0, DEFAULT_SECS, DEFAULT_RUNS);
 }
@@ -642,17 +648,75 @@ machine(char *out, size_t len)
 		fclose(f);
 }
 
+/* --dropin: the library to preload, and whether this process already
+ * runs with it (the re-executed one). */
+#define DROPIN_ENV "LOCKBENCH_IN_DROPIN"
+static const char *dropin_so;
+
+static bool
+dropin_serves_pthread(void)
+{
+	Dl_info info;
+	void *sym = dlsym(RTLD_DEFAULT, "pthread_mutex_lock");
+	return sym && dladdr(sym, &info) && info.dli_fname &&
+	    strstr(info.dli_fname, "libparkinglot-pthread") != NULL;
+}
+
+/* Before anything runs: re-execute this program with the drop-in
+ * preloaded, or, in the re-executed one, check that it took. */
+static void
+dropin_mode(char **argv)
+{
+	static char built[4096];
+	if (getenv(DROPIN_ENV) != NULL) {
+		if (!dropin_serves_pthread()) {
+			fprintf(stderr,
+			    "lockbench: --dropin: pthread_mutex_lock is not "
+			    "the "
+			    "drop-in's (LD_PRELOAD=%s)\n",
+			    getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "");
+			exit(2);
+		}
+		dropin_relabel();
+		return;
+	}
+	const char *so = dropin_so;
+	if (so == NULL || *so == '\0') {
+		ssize_t n =
+		    readlink("/proc/self/exe", built, sizeof built - 64);
+		char *slash =
+		    n > 0 ? (built[n] = '\0', strrchr(built, '/')) : NULL;
+		so = LOCKBENCH_DROPIN_PATH;
+		if (slash) {
+			strcpy(slash, "/../lib/.libs/libparkinglot-pthread.so");
+			if (access(built, R_OK) == 0)
+				so = built;
+		}
+	}
+	if (access(so, R_OK) != 0) {
+		fprintf(stderr, "lockbench: --dropin: %s: %s\n", so,
+		    strerror(errno));
+		exit(2);
+	}
+	if (setenv("LD_PRELOAD", so, 1) != 0 || setenv(DROPIN_ENV, so, 1) != 0)
+		die("setenv", errno);
+	fflush(NULL);
+	execv("/proc/self/exe", argv);
+	die("execv /proc/self/exe", errno);
+}
+
 int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "plot", required_argument, NULL, 'P' },
+		{ "dropin", optional_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *csvpath = NULL, *png = NULL;
 	char mach[512], tuning[80], dur[32], tmpcsv[64] = "", *end;
-	bool any = false, t_given = false, dry_run = false;
+	bool any = false, t_given = false, dry_run = false, dropin = false;
 	struct pl_tuning tun;
 	cpu_set_t set;
 	int opt, est, met = 0;
@@ -692,6 +756,10 @@ main(int argc, char **argv)
 		case 'P':
 			png = optarg;
 			break;
+		case 'D':
+			dropin = true;
+			dropin_so = optarg;
+			break;
 		default:
 			usage(opt == 'h' ? stdout : stderr, argv[0]);
 			return opt == 'h' ? 0 : 2;
@@ -711,6 +779,8 @@ main(int argc, char **argv)
 		usage(stderr, argv[0]);
 		return 2;
 	}
+	if (dropin)
+		dropin_mode(argv);
 	for (int i = 0; i < NWORK; i++)
 		any |= w_sel[i];
 	for (int i = 0; i < NWORK; i++)
@@ -755,11 +825,16 @@ main(int argc, char **argv)
 		e += w_sel[i] ? expected(&work[i]) : 0;
 	est = (int)(e + 0.5);
 	snprintf(dur, sizeof dur, "%d min %02d s", est / 60, est % 60);
-	printf("lockbench: libparkinglot against glibc, ratios pl/pthread of "
+	printf("lockbench: libparkinglot against %s, ratios pl/pthread of "
 	       "medians\nmachine: %s\npl tuning: %s\n%d runs per cell of "
 	       "%.2f s each, fresh threads per run, thread i on CPU i mod %d; "
 	       "expected duration %s\n",
-	    mach, tuning, runs, secs, ncpus, dur);
+	    dropin ? "the drop-in (pthread rows: dropin_*)" : "glibc", mach,
+	    tuning, runs, secs, ncpus, dur);
+	if (dropin)
+		printf("drop-in: %s (the targets below are glibc's; here they "
+		       "compare pl with the drop-in)\n",
+		    getenv(DROPIN_ENV));
 	fflush(stdout);
 	fprintf(stderr, "lockbench: expected duration %s\n", dur);
 	if (dry_run)
@@ -775,7 +850,8 @@ main(int argc, char **argv)
 	for (int i = 0; i < NWORK; i++)
 		if (w_sel[i])
 			run_workload(&work[i]);
-	printf("\nTargets (pl against glibc in this run):\n");
+	printf("\nTargets (pl against %s in this run):\n",
+	    dropin ? "the drop-in" : "glibc");
 	for (int i = 0; i < ntargets; i++) {
 		printf("  %-6s  %s\n", targets[i].met ? "met" : "MISSED",
 		    targets[i].what);

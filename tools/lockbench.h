@@ -32,8 +32,11 @@
  * and LK_PT for -l.  lk_opt[] names them for -l, lk_name[] in the tables;
  * cv_name[] and rw_name[] are W5's and W6's. */
 enum { LK_PL, LK_PT, LK_AD, LK_SPIN, NLK };
-extern const char *const lk_name[NLK], *const lk_opt[NLK];
-extern const char *const cv_name[2], *const rw_name[2];
+extern const char *lk_name[NLK];
+extern const char *const lk_opt[NLK];
+extern const char *cv_name[2], *rw_name[2];
+/* --dropin: rename the pthread kinds, which then run on the drop-in. */
+void dropin_relabel(void);
 extern pthread_mutexattr_t adaptive_attr; /* LK_AD's, set up by main() */
 
 /* A thread of a run: fresh ones for every run, thread i pinned to CPU i
