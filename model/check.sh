@@ -39,7 +39,7 @@ rwlock.pml | -DBROKEN=5                  | assertion violated (rblk | a trace le
 rwlock.pml | -DBROKEN=6                  | assertion violated (rph<=1) | the old timeout rule: readers let in past WWAIT
 rwlock.pml | -DARRIVAL                   | ok | arriving readers queue behind a waiting writer
 rwlock.pml | -DARRIVAL -DOLD_ENTRY       | late&(1<<me) | the old entry rule: readers enter past a parked writer
-rwlock.pml | -DBARGE -DNO_FAIR          | ok | the drop-in's reader-preferring entry keeps exclusion and wakeups
+rwlock.pml | -DBARGE -DNO_FAIR          | ok | the reader-preferring entry of the drop-in keeps exclusion and wakeups
 rwlock.pml | -DBARGE -DNO_FAIR -DBROKEN=7 | assertion violated | a barging reader beside a writer
 cond.pml   | -                           | ok | the model verifies
 cond.pml   | -DBROKEN=1                  | assertion violated (in_wait | the old design touches a mutex nobody waits with
