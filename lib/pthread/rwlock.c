@@ -17,7 +17,9 @@
  * (lockbench W6 with --dropin: writes 1% of the operations at 16
  * threads, the total a third of pl_rwlock's).  A count per thread of the
  * read locks it holds, letting only those past waiting writers, gave 80%
- * of pl_rwlock's throughput with fair shares, but failed that case.  The writer is recorded (pthread_self()) for
+ * of pl_rwlock's throughput with fair shares, but departed from glibc
+ * there (tests/test_dropin: another thread's tryrdlock while a writer
+ * waits is EBUSY instead of 0).  The writer is recorded (pthread_self()) for
  * EDEADLK on the writer's own rdlock or wrlock, and so that unlock knows
  * which lock the caller holds.  Unlocking a lock the caller holds in
  * neither way returns EPERM (glibc's would corrupt it).
