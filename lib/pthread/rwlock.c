@@ -16,7 +16,7 @@
  * price is glibc's too: a stream of readers starves the writers
  * (lockbench W6 with --dropin: writes 1% of the operations at 16
  * threads, the total a third of pl_rwlock's).  A count per thread of the
- * read locks it holds, letting only those past waiting writers, gave 80%
+ * read locks it holds, letting only those past waiting writers, gave 72-88%
  * of pl_rwlock's throughput with fair shares, but departed from glibc
  * there (tests/test_dropin: another thread's tryrdlock while a writer
  * waits is EBUSY instead of 0).  The writer is recorded (pthread_self()) for
