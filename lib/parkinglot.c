@@ -165,28 +165,6 @@ hash_addr(const void *addr, unsigned shift)
 
 /* ---- bucket locks ----------------------------------------------------- */
 
-/* The word lock of wordlock.h.  Critical sections are a few list
- * operations and a callback: spin a little first, unless there is no
- * other CPU to release the lock. */
-PLI_COLD void
-pli_word_lock_slow(uint32_t *l)
-{
-	unsigned spins =
-	    __atomic_load_n(&pli_tuning()->pub.spin_limit, __ATOMIC_RELAXED)
-	    ? 100
-	    : 0;
-	for (unsigned i = 0; i < spins; i++) {
-		uint32_t c = __atomic_load_n(l, __ATOMIC_RELAXED);
-		if (c == 0 &&
-		    __atomic_compare_exchange_n(
-		        l, &c, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			return;
-		pli_cpu_relax();
-	}
-	while (__atomic_exchange_n(l, 2, __ATOMIC_ACQUIRE) != 0)
-		pli_futex_wait(l, 2, NULL);
-}
-
 static inline void
 bucket_lock(struct bucket *b)
 {

@@ -162,6 +162,7 @@ publish(const struct pli_tuning *t)
 	struct pli_tuning *v = &pli_tuning_v;
 	if (!user_set) {
 		store(&v->pub.spin_limit, t->pub.spin_limit);
+		pli_word_lock_spin(t->pub.spin_limit != 0);
 		store(&v->pub.yield_limit, t->pub.yield_limit);
 		store(&v->pub.fair_interval_us, t->pub.fair_interval_us);
 	}
@@ -384,6 +385,7 @@ pl_tuning_set(const struct pl_tuning *in)
 	user_set = true;
 	struct pli_tuning *v = &pli_tuning_v;
 	store(&v->pub.spin_limit, cap(in->spin_limit, MAX_SPIN));
+	pli_word_lock_spin(in->spin_limit != 0);
 	store(&v->pub.yield_limit, cap(in->yield_limit, MAX_YIELD));
 	store(&v->pub.fair_interval_us, cap(in->fair_interval_us, MAX_FAIR_US));
 	pli_word_unlock(&publish_lock);

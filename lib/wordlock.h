@@ -17,14 +17,18 @@
 #ifndef PARKINGLOT_WORDLOCK_H
 #define PARKINGLOT_WORDLOCK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "futex.h"
 #include "platform.h"
 
-/* parkinglot.c: spin a little (where another CPU may release it), then
+/* wordlock.c: spin a little (where another CPU may release it), then
  * sleep on the word. */
 PLI_COLD void pli_word_lock_slow(uint32_t *l);
+/* Whether the slow path spins at all: set by the tuning (spin_limit 0
+ * means no other CPU can release a lock). */
+void pli_word_lock_spin(bool spin);
 
 static inline void
 pli_word_lock(uint32_t *l)

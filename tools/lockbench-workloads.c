@@ -67,16 +67,6 @@ const char *cv_name[2] = { "pl_cond+pl_mutex", "pthread_cond+mutex" };
 const char *rw_name[2] = { "pl_rwlock", "pthread_rwlock" };
 pthread_mutexattr_t adaptive_attr;
 
-/* --dropin: the pthread rows run on libparkinglot-pthread. */
-void
-dropin_relabel(void)
-{
-	lk_name[LK_PT] = "dropin_mutex";
-	lk_name[LK_AD] = "dropin_adaptive";
-	cv_name[1] = "dropin_cond+mutex";
-	rw_name[1] = "dropin_rwlock";
-}
-
 /* W5's mutex is an anylock of kind 0 or 1. */
 typedef union {
 	pl_mutex_t pl;

@@ -648,6 +648,16 @@ machine(char *out, size_t len)
 		fclose(f);
 }
 
+/* --dropin: the pthread rows run on libparkinglot-pthread. */
+static void
+dropin_relabel(void)
+{
+	lk_name[LK_PT] = "dropin_mutex";
+	lk_name[LK_AD] = "dropin_adaptive";
+	cv_name[1] = "dropin_cond+mutex";
+	rw_name[1] = "dropin_rwlock";
+}
+
 /* --dropin: the library to preload, and whether this process already
  * runs with it (the re-executed one). */
 #define DROPIN_ENV "LOCKBENCH_IN_DROPIN"

@@ -35,8 +35,7 @@ enum { LK_PL, LK_PT, LK_AD, LK_SPIN, NLK };
 extern const char *lk_name[NLK];
 extern const char *const lk_opt[NLK];
 extern const char *cv_name[2], *rw_name[2];
-/* --dropin: rename the pthread kinds, which then run on the drop-in. */
-void dropin_relabel(void);
+/* Writable: --dropin renames the pthread kinds (lockbench.c). */
 extern pthread_mutexattr_t adaptive_attr; /* LK_AD's, set up by main() */
 
 /* A thread of a run: fresh ones for every run, thread i pinned to CPU i
