@@ -87,6 +87,7 @@
 #include <parkinglot/mutex.h>
 
 #include "platform.h"
+#include "lot.h"
 
 void
 pl_cond_init(pl_cond_t *c)
@@ -166,9 +167,9 @@ wait_until(pl_cond_t *c, pl_mutex_t *m, clockid_t clock,
 	if (deadline && pli_deadline_passed(clock, deadline))
 		return ETIMEDOUT; /* nothing to wait for: m stays held */
 	struct wait_ctx w = { c, m, false };
-	pl_park_result_t r = pl_park_until(c, wait_validate, wait_before_sleep,
-	    wait_timed_out, &w, (uintptr_t)m, clock, deadline,
-	    cancellable ? wait_cancelled : NULL);
+	pl_park_result_t r = pli_park(PLI_KIND_PL_COND, c, wait_validate,
+	    wait_before_sleep, wait_timed_out, &w, (uintptr_t)m, clock,
+	    deadline, cancellable ? wait_cancelled : NULL);
 	if (r.status == PL_PARK_UNPARKED &&
 	    r.token == PL_UNPARK_TOKEN_HANDOFF) {
 		/* An unlock of m handed it to us: a lock all the same. */

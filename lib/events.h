@@ -18,12 +18,18 @@
  * observer's file.  A hook may run just after the pointer is cleared: an
  * observer keeps its hooks harmless for the life of the process. */
 struct pli_observer {
-	/* A thread queued on addr, whose queue is then len long (no bucket
-	 * lock held). */
-	void (*park)(const void *addr, size_t len);
-	/* A thread left addr's queue, woken or timed out, after waited_ns
-	 * (with the bucket of addr locked). */
-	void (*wait)(const void *addr, uint64_t waited_ns);
+	/* A thread is about to park on addr for a lock of kind (kind.h),
+	 * and holds no lock of the lot: a sampled park's chance to look at
+	 * the thread's stack.  Returns a sample (0: none) that the lot keeps
+	 * with the waiter and passes to wait when the park ends. */
+	uint32_t (*sample)(const void *addr, unsigned kind);
+	/* A thread queued on addr for a lock of kind, whose queue is then
+	 * len long (no bucket lock held). */
+	void (*park)(const void *addr, unsigned kind, size_t len);
+	/* A thread left addr's queue, woken or timed out, after waited_ns;
+	 * sample is what sample gave at the start of that park (with the
+	 * bucket of addr locked). */
+	void (*wait)(const void *addr, uint64_t waited_ns, uint32_t sample);
 	/* A thread got its per-thread record (created), or gave it back at
 	 * its exit. */
 	void (*thread)(bool created);
@@ -43,20 +49,27 @@ pli_observing(void)
 	return __builtin_expect(o != NULL, 0) ? o : NULL;
 }
 
-static inline void
-pli_event_park(const void *addr, size_t len)
+static inline uint32_t
+pli_event_sample(const void *addr, unsigned kind)
 {
 	const struct pli_observer *o = pli_observing();
-	if (o)
-		o->park(addr, len);
+	return o ? o->sample(addr, kind) : 0;
 }
 
 static inline void
-pli_event_wait(const void *addr, uint64_t waited_ns)
+pli_event_park(const void *addr, unsigned kind, size_t len)
 {
 	const struct pli_observer *o = pli_observing();
 	if (o)
-		o->wait(addr, waited_ns);
+		o->park(addr, kind, len);
+}
+
+static inline void
+pli_event_wait(const void *addr, uint64_t waited_ns, uint32_t sample)
+{
+	const struct pli_observer *o = pli_observing();
+	if (o)
+		o->wait(addr, waited_ns, sample);
 }
 
 static inline void

@@ -57,6 +57,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <unwind.h>
 
 #include <parkinglot/stats.h>
 
@@ -91,6 +92,7 @@ static bool exit_registered;
 static bool keep_object; /* PARKINGLOT_STATS_KEEP names this pid */
 static pid_t shm_pid;    /* the process that created the object */
 static char shm_name[32];
+static uint32_t sample_every; /* PLX_ENV_SAMPLE, read at each start */
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -240,6 +242,13 @@ follow_resets(struct plx_shm *s)
 		__atomic_store_n(&sl->requeued_in, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&sl->max_queue, 0, __ATOMIC_RELAXED);
 	}
+	for (size_t i = 0; i < PLX_NSTACKS; i++) {
+		struct plx_stack *st = &s->stacks[i];
+		__atomic_store_n(&st->parks, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&st->wait_ns, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&st->max_ns, 0, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&s->h.stacks_dropped, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->h.overflow_parks, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->h.overflow_waits, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->h.overflow_wait_ns, 0, __ATOMIC_RELAXED);
@@ -250,10 +259,102 @@ follow_resets(struct plx_shm *s)
 	__atomic_store_n(&s->h.tables_resets, want, __ATOMIC_RELEASE);
 }
 
+/* ---- sampled stacks -------------------------------------------------- */
+
+/*
+ * One park in sample_every of each thread, its first included, records
+ * the thread's stack before it is queued (the sample hook: no lock of the
+ * lot held).  The unwinder is libgcc's, called directly: backtrace(3)
+ * would load libgcc_s on its first call, under the dynamic loader's lock.
+ * libgcc finds each frame's unwind table with glibc's _dl_find_object,
+ * which takes no lock; only where a program registers unwind tables of
+ * its own (a JIT) does it take a mutex of libgcc's, which may come back
+ * here as a nested lock operation: that one takes no sample (sampling).
+ */
+static __thread uint32_t park_tick;
+static __thread bool sampling;
+
+struct unwind_buf {
+	uint64_t *pcs;
+	unsigned n;
+};
+
+static _Unwind_Reason_Code
+unwind_frame(struct _Unwind_Context *ctx, void *arg)
+{
+	struct unwind_buf *b = arg;
+	uintptr_t pc = _Unwind_GetIP(ctx);
+	if (pc == 0)
+		return _URC_END_OF_STACK;
+	b->pcs[b->n++] = pc;
+	return b->n == PLX_DEPTH ? _URC_END_OF_STACK : _URC_NO_REASON;
+}
+
+static uint64_t
+stack_key(const void *addr, unsigned kind, const uint64_t *pcs, unsigned n)
+{
+	uint64_t h = ((uintptr_t)addr ^ kind) * 0x9E3779B97F4A7C15ull;
+	for (unsigned i = 0; i < n; i++)
+		h = (h ^ pcs[i]) * 0x100000001b3ull;
+	return h ? h : 1;
+}
+
+/* The entry of this stack (claimed if new), or NULL if the table has no
+ * room for it. */
+static struct plx_stack *
+stack_of(struct plx_shm *s, const void *addr, unsigned kind,
+    const uint64_t *pcs, unsigned n)
+{
+	uint64_t key = stack_key(addr, kind, pcs, n);
+	size_t i = (size_t)(key >> 32) % PLX_NSTACKS;
+	for (unsigned p = 0; p < PLX_STACK_PROBES; p++) {
+		struct plx_stack *st = &s->stacks[i];
+		uint64_t cur = __atomic_load_n(&st->key, __ATOMIC_ACQUIRE);
+		if (cur == key)
+			return st;
+		if (cur == 0) {
+			if (__atomic_compare_exchange_n(&st->key, &cur, key,
+			        false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+				st->addr = (uintptr_t)addr;
+				st->kind = kind;
+				memcpy(st->pcs, pcs, n * sizeof *pcs);
+				__atomic_store_n(
+				    &st->depth, n, __ATOMIC_RELEASE);
+				add64(&s->h.stacks_used, 1);
+				return st;
+			}
+			if (cur == key)
+				return st;
+		}
+		i = (i + 1) % PLX_NSTACKS;
+	}
+	return NULL;
+}
+
+static uint32_t
+export_sample(const void *addr, unsigned kind)
+{
+	uint32_t every = __atomic_load_n(&sample_every, __ATOMIC_RELAXED);
+	if (every == 0 || sampling || park_tick++ % every != 0)
+		return 0;
+	sampling = true;
+	uint64_t pcs[PLX_DEPTH];
+	struct unwind_buf b = { pcs, 0 };
+	_Unwind_Backtrace(unwind_frame, &b);
+	sampling = false;
+	struct plx_shm *s = cur_shm();
+	struct plx_stack *st = b.n ? stack_of(s, addr, kind, pcs, b.n) : NULL;
+	if (st == NULL) {
+		add64(&s->h.stacks_dropped, 1);
+		return 0;
+	}
+	return (uint32_t)(st - s->stacks) + 1;
+}
+
 /* ---- the hooks (see export.h) ----------------------------------------- */
 
 static void
-export_park(const void *addr, size_t len)
+export_park(const void *addr, unsigned kind, size_t len)
 {
 	struct plx_shm *s = cur_shm();
 	follow_resets(s);
@@ -263,6 +364,7 @@ export_park(const void *addr, size_t len)
 		add64(&sl->parks, 1);
 		__atomic_fetch_add(&sl->queued_now, 1, __ATOMIC_RELAXED);
 		max64(&sl->max_queue, len);
+		set32(&sl->kind, kind);
 	} else {
 		add64(&s->h.overflow_parks, 1);
 	}
@@ -271,11 +373,17 @@ export_park(const void *addr, size_t len)
 
 /* With the bucket lock of addr held. */
 static void
-export_wait(const void *addr, uint64_t waited_ns)
+export_wait(const void *addr, uint64_t waited_ns, uint32_t sample)
 {
 	struct plx_shm *s = cur_shm();
 	follow_resets(s);
 	add64(&s->hist[pli_stat_stripe()].wait[wbin(waited_ns)], 1);
+	if (sample && sample <= PLX_NSTACKS) {
+		struct plx_stack *st = &s->stacks[sample - 1];
+		add64(&st->parks, 1);
+		add64(&st->wait_ns, waited_ns);
+		max64(&st->max_ns, waited_ns);
+	}
 	struct plx_slot *sl = slot_of(s, addr, true);
 	if (sl) {
 		add64(&sl->waits, 1);
@@ -318,6 +426,7 @@ export_thread(bool created)
 }
 
 static const struct pli_observer observer = {
+	.sample = export_sample,
 	.park = export_park,
 	.wait = export_wait,
 	.thread = export_thread,
@@ -353,6 +462,31 @@ env_keep(void)
 		return false;
 	long v = strtol(k, &end, 10);
 	return *end == '\0' && v == (long)getpid();
+}
+
+/* PLX_ENV_SAMPLE: a whole number up to PLX_SAMPLE_MAX, else the default
+ * (with a warning when it is set but malformed). */
+static uint32_t
+env_sample(void)
+{
+	const char *v = getenv(PLX_ENV_SAMPLE);
+	if (v == NULL)
+		return PLX_SAMPLE_DEFAULT;
+	char *end;
+	int saved = errno;
+	errno = 0;
+	unsigned long n = strtoul(v, &end, 10);
+	bool bad = *v < '0' || *v > '9' || *end != '\0' || errno != 0 ||
+	    n > PLX_SAMPLE_MAX;
+	errno = saved;
+	if (bad) {
+		fprintf(stderr,
+		    "libparkinglot: ignoring %s=\"%s\": not a whole number "
+		    "from 0 to %u (keeping %u)\n",
+		    PLX_ENV_SAMPLE, v, PLX_SAMPLE_MAX, PLX_SAMPLE_DEFAULT);
+		return PLX_SAMPLE_DEFAULT;
+	}
+	return (uint32_t)n;
 }
 
 static const uint8_t *
@@ -449,6 +583,10 @@ export_start(void)
 	h->qbins = PLX_QBINS;
 	h->wbins = PLX_WBINS;
 	h->nslots = PLX_NSLOTS;
+	h->nstacks = PLX_NSTACKS;
+	h->depth = PLX_DEPTH;
+	sample_every = env_sample();
+	h->sample_every = sample_every;
 	fill_command(h);
 	refresh_table(s);
 	err = pli_stats_attach(
@@ -561,8 +699,9 @@ cmp_u64(const void *a, const void *b)
 
 /*
  * At exit: save in s->maps the lines of /proc/self/maps that parkstat
- * needs to name the claimed addresses once the process is gone: every
- * line of each ELF file (maps_elf) that holds one, and the lines right
+ * needs to name the claimed addresses and the sampled frames once the
+ * process is gone: every line of each ELF file (maps_elf) that holds one
+ * of them, and the lines right
  * after those that are anonymous or shared (the .bss past a file's last
  * page, and what is mapped over it, such as our counters page).  An
  * address in such a line counts for the file mapped privately below it.
@@ -573,7 +712,7 @@ cmp_u64(const void *a, const void *b)
 static void
 save_maps(struct plx_shm *s)
 {
-	static uint64_t addrs[PLX_NSLOTS];
+	static uint64_t addrs[PLX_NSLOTS + PLX_NSTACKS * PLX_DEPTH];
 	static char line[4096 + 128]; /* PATH_MAX, and the fields before */
 	static struct maps_reader r;
 	uint64_t files[MAPS_FILES];
@@ -583,6 +722,12 @@ save_maps(struct plx_shm *s)
 		    __atomic_load_n(&s->slots[k].addr, __ATOMIC_ACQUIRE);
 		if (a)
 			addrs[na++] = a;
+	}
+	for (size_t k = 0; k < PLX_NSTACKS; k++) {
+		const struct plx_stack *st = &s->stacks[k];
+		uint32_t n = __atomic_load_n(&st->depth, __ATOMIC_ACQUIRE);
+		for (uint32_t f = 0; f < n && f < PLX_DEPTH; f++)
+			addrs[na++] = st->pcs[f];
 	}
 	if (na == 0)
 		return;

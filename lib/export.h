@@ -47,15 +47,20 @@
 #define PLX_MAGIC UINT64_C(0x0053544154534c50) /* "PLSTATS\0" */
 /* 2: the library names nothing (see plx_slot); 3: the resets count and
  * time are in the counters page (the library's statistics own them), and
- * the exported tables say which reset they follow (tables_resets). */
-#define PLX_VERSION 3
+ * the exported tables say which reset they follow (tables_resets); 4: the
+ * kind of each slot, and the sampled stacks. */
+#define PLX_VERSION 4
 
 #define PLX_NAME_FMT "/parkinglot.%ld"       /* shm_open name, from the pid */
 #define PLX_ENV "PARKINGLOT_STATS"           /* 1: export from load on */
 #define PLX_ENV_KEEP "PARKINGLOT_STATS_KEEP" /* pid that leaves its object */
+/* 1 in how many parks of a thread records its stack (0: none). */
+#define PLX_ENV_SAMPLE "PARKINGLOT_STATS_SAMPLE"
+#define PLX_SAMPLE_DEFAULT 8
+#define PLX_SAMPLE_MAX 1000000
 
 /* The object: the structures below, then the counters page. */
-#define PLX_COUNTERS_OFF ((size_t)128 * 1024)
+#define PLX_COUNTERS_OFF ((size_t)256 * 1024)
 #define PLX_COUNTERS_MAX ((size_t)64 * 1024) /* largest page size handled */
 #define PLX_SIZE (PLX_COUNTERS_OFF + PLX_COUNTERS_MAX)
 
@@ -97,6 +102,13 @@ enum plx_counter { PL_STATS_LIST(PLX_COUNTER_ENUM) PLX_NCOUNTERS };
 /* Room for the lines of /proc/self/maps saved at exit (plx_shm.maps). */
 #define PLX_MAPSLEN ((size_t)64 * 1024)
 
+/* The bounded table of sampled stacks, keyed by a hash of the address,
+ * its kind and the frames, probed linearly for PLX_STACK_PROBES; a
+ * sample that finds no entry counts in stacks_dropped. */
+#define PLX_NSTACKS 512
+#define PLX_STACK_PROBES 16
+#define PLX_DEPTH 16
+
 enum plx_state {
 	PLX_RUNNING = 1, /* the process exports */
 	PLX_EXITED = 2,  /* it ran its exit handlers (a kept object) */
@@ -134,7 +146,11 @@ struct plx_header {
 	/* Parks and waits on addresses the table had no room for. */
 	uint64_t overflow_parks, overflow_waits, overflow_wait_ns;
 	uint64_t overflow_requeued;
-	uint64_t slots_used;       /* slots claimed */
+	uint64_t slots_used; /* slots claimed */
+	/* The stacks: 1 park in sample_every of each thread is sampled (0:
+	 * none); the entries claimed, and the samples that found none. */
+	uint32_t sample_every, nstacks, depth, pad0;
+	uint64_t stacks_used, stacks_dropped;
 	char command[PLX_PATHLEN]; /* /proc/self/cmdline, spaces for NULs */
 	/* Bytes of maps[] written at exit, stored (release) before state
 	 * becomes PLX_EXITED; 0 before, or if none was saved. */
@@ -160,24 +176,48 @@ struct plx_slot {
 	uint64_t requeued_in; /* threads requeued onto it */
 	int64_t queued_now;   /* threads in its queue now (see export.c) */
 	uint64_t max_queue;   /* longest queue seen at a park or requeue */
-	uint64_t pad;
+	uint32_t kind;        /* enum pli_kind (kind.h) of the last park */
+	uint32_t pad;
+} __attribute__((aligned(64)));
+
+/*
+ * A call stack that parked on a lock: the return addresses of the
+ * parking thread, innermost first, from the sampled park (the library's
+ * own frames included: parkstat leaves them out), with the figures of
+ * the sampled parks that had this stack, address and kind.  The entry is
+ * claimed with a CAS on key, then addr, kind and pcs are written, then
+ * depth (release): a reader takes an entry whose depth is 0 as not yet
+ * there.
+ */
+struct plx_stack {
+	uint64_t key;     /* 0: free; never 0 once claimed */
+	uint64_t addr;    /* the lock parked on (at the start of the park) */
+	uint32_t kind;    /* enum pli_kind */
+	uint32_t depth;   /* frames in pcs */
+	uint64_t parks;   /* sampled parks that ended (woken or timed out) */
+	uint64_t wait_ns; /* the time those spent queued */
+	uint64_t max_ns;  /* the longest of them */
+	uint64_t pcs[PLX_DEPTH];
 } __attribute__((aligned(64)));
 
 struct plx_shm {
 	struct plx_header h;
 	struct plx_hist hist[PLX_NSTRIPES];
 	struct plx_slot slots[PLX_NSLOTS];
+	struct plx_stack stacks[PLX_NSTACKS];
 	/* Written once, at normal exit (h.maps_len bytes, not NUL-ended):
 	 * the lines of /proc/self/maps of the files that hold a claimed
 	 * address, and the anonymous mappings right after them (their
-	 * .bss), in the kernel's format, so that parkstat can name the
-	 * addresses of a process that is gone. */
+	 * .bss), and of the files that hold a frame of a sampled stack, in
+	 * the kernel's format, so that parkstat can name the addresses of a
+	 * process that is gone. */
 	char maps[PLX_MAPSLEN];
 };
 
 _Static_assert(sizeof(struct plx_shm) <= PLX_COUNTERS_OFF,
     "struct plx_shm overlaps the counters page");
 _Static_assert(sizeof(struct plx_slot) == 64, "plx_slot layout");
+_Static_assert(sizeof(struct plx_stack) == 192, "plx_stack layout");
 
 /* A clock's time in ns (CLOCK_MONOTONIC for the header's times). */
 static inline uint64_t

@@ -8,6 +8,18 @@
 
 #include <stddef.h>
 
+#include <parkinglot/core.h>
+
+#include "kind.h"
+
+/* pl_park_until for a primitive of the library: its parks are of kind
+ * base (kind.h), or what a layer over it made that base stand for. */
+pl_park_result_t pli_park(unsigned base, const void *addr,
+    bool (*validate)(void *ctx), void (*before_sleep)(void *ctx),
+    void (*timed_out)(void *ctx, const void *addr, bool was_last), void *ctx,
+    uintptr_t park_token, clockid_t clock, const struct timespec *deadline,
+    void (*cancelled)(void *ctx, pl_park_result_t r));
+
 /* parkinglot.c introspection, for tests and statistics. */
 size_t pli_lot_live_threads(void);  /* threads holding a per-thread record */
 size_t pli_lot_buckets(void);       /* buckets in the current table */

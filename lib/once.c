@@ -106,6 +106,7 @@
 #include <parkinglot/once.h>
 
 #include "platform.h"
+#include "lot.h"
 
 #define RUNNING PL_ONCE_RUNNING
 #define DONE PL_ONCE_DONE
@@ -198,7 +199,8 @@ pl__once_slow(pl_once_t *o, void (*fn)(void *arg), void *arg)
 				    (void *)o);
 			/* No spinning: an init function is usually long,
 			 * and nothing but its end can change the byte. */
-			pl_park(o, once_validate, NULL, NULL, o, 0, NULL);
+			pli_park(PLI_KIND_PL_ONCE, o, once_validate, NULL, NULL,
+			    o, 0, CLOCK_MONOTONIC, NULL, NULL);
 			/* Woken, or validate saw the run end. */
 			s = __atomic_load_n(&o->state, __ATOMIC_ACQUIRE);
 			continue;

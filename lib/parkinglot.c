@@ -87,7 +87,8 @@ struct waiter {
 	uintptr_t unpark_token;
 	uint64_t enqueue_ns;
 	bool queued;
-	uint32_t futex; /* the wake word, see above */
+	uint32_t futex;  /* the wake word, see above */
+	uint32_t sample; /* the observer's, for this park (events.h) */
 };
 
 static __thread struct waiter *self;
@@ -106,6 +107,22 @@ static __thread struct {
 	const void *addr;
 } stack_park;
 static char no_record;
+/* What the parks of each base kind are built as, for this thread
+ * (kind.h; 0: the base kind itself). */
+static __thread uint8_t park_as[PLI_KIND_NBASE];
+
+void
+pl__park_as(unsigned base, unsigned kind)
+{
+	if (base < PLI_KIND_NBASE && kind < PLI_KIND_COUNT)
+		park_as[base] = (uint8_t)kind;
+}
+
+static unsigned
+kind_of(unsigned base)
+{
+	return park_as[base] ? park_as[base] : base;
+}
 
 /* Records not in use: exited threads' and the rest of the last block
  * (linked through wake_next, guarded by spare_lock, a leaf lock).  Records
@@ -382,7 +399,7 @@ release_list(struct waiter *list, uintptr_t token, uint64_t now)
 		w->queued = false;
 		wait_ns += waited;
 		n++;
-		pli_event_wait(w->addr, waited);
+		pli_event_wait(w->addr, waited, w->sample);
 	}
 	if (n == 0)
 		return 0;
@@ -718,7 +735,7 @@ leave_queue(struct waiter *w,
 	if (timed_out)
 		timed_out(ctx, addr, find_queue(b, addr, &link) == NULL);
 	bucket_unlock(b);
-	pli_event_wait(addr, waited);
+	pli_event_wait(addr, waited, w->sample);
 	return true;
 }
 
@@ -771,7 +788,7 @@ sleep_cancellable(struct waiter *w, clockid_t clock,
 }
 
 pl_park_result_t
-pl_park_until(const void *addr, bool (*validate)(void *ctx),
+pli_park(unsigned base, const void *addr, bool (*validate)(void *ctx),
     void (*before_sleep)(void *ctx),
     void (*timed_out)(void *ctx, const void *addr, bool was_last), void *ctx,
     uintptr_t park_token, clockid_t clock, const struct timespec *deadline,
@@ -792,12 +809,17 @@ pl_park_until(const void *addr, bool (*validate)(void *ctx),
 		          "(pl_park called from a park callback?)",
 		    __atomic_load_n(&w->addr, __ATOMIC_RELAXED));
 
+	/* Before the bucket: a sample may unwind the stack, which may lock
+	 * (and park). */
+	unsigned kind = pli_observing() ? kind_of(base) : base;
+	uint32_t sample = pli_event_sample(addr, kind);
 	struct bucket *b = lock_bucket(addr);
 	if (validate && !validate(ctx)) {
 		bucket_unlock(b);
 		pli_stat_add(PLI_INVALID_PARKS, 1);
 		return res;
 	}
+	w->sample = sample;
 	w->park_token = park_token;
 	w->unpark_token = PL_UNPARK_TOKEN_DEFAULT;
 	w->queued = true;
@@ -815,7 +837,7 @@ pl_park_until(const void *addr, bool (*validate)(void *ctx),
 	pli_stat_add(PLI_PARKED_NOW, 1);
 	pli_stat_max_queue(len);
 	bucket_unlock(b);
-	pli_event_park(addr, len);
+	pli_event_park(addr, kind, len);
 
 	if (before_sleep)
 		before_sleep(ctx);
@@ -842,13 +864,24 @@ pl_park_until(const void *addr, bool (*validate)(void *ctx),
 }
 
 pl_park_result_t
+pl_park_until(const void *addr, bool (*validate)(void *ctx),
+    void (*before_sleep)(void *ctx),
+    void (*timed_out)(void *ctx, const void *addr, bool was_last), void *ctx,
+    uintptr_t park_token, clockid_t clock, const struct timespec *deadline,
+    void (*cancelled)(void *ctx, pl_park_result_t r))
+{
+	return pli_park(PLI_KIND_PARK, addr, validate, before_sleep, timed_out,
+	    ctx, park_token, clock, deadline, cancelled);
+}
+
+pl_park_result_t
 pl_park(const void *addr, bool (*validate)(void *ctx),
     void (*before_sleep)(void *ctx),
     void (*timed_out)(void *ctx, const void *addr, bool was_last), void *ctx,
     uintptr_t park_token, const struct timespec *deadline)
 {
-	return pl_park_until(addr, validate, before_sleep, timed_out, ctx,
-	    park_token, CLOCK_MONOTONIC, deadline, NULL);
+	return pli_park(PLI_KIND_PARK, addr, validate, before_sleep, timed_out,
+	    ctx, park_token, CLOCK_MONOTONIC, deadline, NULL);
 }
 
 /* ---- unpark ----------------------------------------------------------- */

@@ -107,6 +107,7 @@
 #include <parkinglot/rwlock.h>
 
 #include "platform.h"
+#include "lot.h"
 #include "spin.h"
 
 #define WRITER PL_RWLOCK_WRITER
@@ -238,8 +239,9 @@ rdlock_until(pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
 			        __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 		}
 		pli_spinner_park(&sp);
-		pl_park_result_t pr = pl_park_until(reader_key(l), rd_validate,
-		    NULL, rd_timed_out, &r, 0, clock, deadline, NULL);
+		pl_park_result_t pr =
+		    pli_park(PLI_KIND_PL_RWLOCK, reader_key(l), rd_validate,
+		        NULL, rd_timed_out, &r, 0, clock, deadline, NULL);
 		if (pr.status == PL_PARK_UNPARKED &&
 		    pr.token == PL_UNPARK_TOKEN_HANDOFF)
 			return 0; /* our count was added for us */
@@ -453,8 +455,9 @@ wrlock_until(pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
 			__atomic_fetch_and(&l->state, ~WWAIT, __ATOMIC_RELAXED);
 		pli_spinner_park(&sp);
 		struct wr_ctx w = { l, false };
-		pl_park_result_t r = pl_park_until(writer_key(l), wr_validate,
-		    NULL, wr_timed_out, &w, 0, clock, deadline, NULL);
+		pl_park_result_t r =
+		    pli_park(PLI_KIND_PL_RWLOCK, writer_key(l), wr_validate,
+		        NULL, wr_timed_out, &w, 0, clock, deadline, NULL);
 		if (r.status == PL_PARK_UNPARKED &&
 		    r.token == PL_UNPARK_TOKEN_HANDOFF)
 			return 0; /* WRITER was set for us */

@@ -82,6 +82,7 @@
 #include <parkinglot/core.h>
 
 #include "platform.h"
+#include "lot.h"
 #include "spin.h"
 #include "twobit.h"
 
@@ -186,9 +187,10 @@ pli_twobit_lock(const struct pli_twobit *l, clockid_t clock,
 			continue;
 		}
 		pli_spinner_park(&sp);
-		pl_park_result_t r = pl_park_until(l->word, lock_validate, NULL,
-		    lock_timed_out, (void *)l, l->shared ? l->locked : 0, clock,
-		    deadline, NULL);
+		pl_park_result_t r = pli_park(
+		    l->shared ? PLI_KIND_PL_MUTEX : PLI_KIND_PL_BITLOCK,
+		    l->word, lock_validate, NULL, lock_timed_out, (void *)l,
+		    l->shared ? l->locked : 0, clock, deadline, NULL);
 		if (r.status == PL_PARK_UNPARKED &&
 		    r.token == PL_UNPARK_TOKEN_HANDOFF)
 			return 0; /* handed to us: L was kept for us */

@@ -17,6 +17,7 @@
 
 #define PLX_LAYOUT_ONLY
 #include "../lib/export.h"
+#include "../lib/kind.h"
 
 TU_CRITERION_MAIN_SERIAL()
 
@@ -349,7 +350,8 @@ Test(export, requeues_move_the_queue)
  * condition variable (pl_cond_timedwait, which releases M only once
  * queued) or on another mutex the constructor holds and releases once
  * that thread is queued.  The constructor must get M: ETIMEDOUT is the
- * deadlock.
+ * deadlock.  Each of those parks samples its stack, so the unwinder is
+ * held to the same rule.
  */
 static pl_mutex_t dl_m;     /* M */
 static pl_mutex_t dl_other; /* held by the constructor's thread */
@@ -408,7 +410,11 @@ dlopen_while_parking(bool use_cond)
 {
 	cr_assert(access(DLCTOR_PATH, R_OK) == 0, "%s: %s", DLCTOR_PATH,
 	    strerror(errno));
+	/* Every park samples its stack: the unwinder must not wait for the
+	 * loader's lock either. */
+	cr_assert(setenv(PLX_ENV_SAMPLE, "1", 1) == 0);
 	cr_assert(pl_stats_export(true) == 0);
+	unsetenv(PLX_ENV_SAMPLE);
 	dl_use_cond = use_cond;
 	if (!use_cond)
 		pl_mutex_lock(&dl_other);
@@ -432,6 +438,9 @@ dlopen_while_parking(bool use_cond)
 	    "the constructor could not take M (%s): the thread holding M "
 	    "waited for the loader's lock inside a lock operation",
 	    strerror(e));
+	const struct plx_shm *s = map_self();
+	cr_assert(s->h.stacks_used > 0, "no park sampled its stack");
+	unmap(s);
 	cr_assert(pl_stats_export(false) == 0);
 }
 
@@ -605,7 +614,9 @@ Test(export, exit_saves_the_maps_of_the_addresses)
 		tu_child_watchdog(30);
 		char me[24];
 		snprintf(me, sizeof me, "%ld", (long)getpid());
+		/* No stacks: their frames' files would be saved too. */
 		if (setenv(PLX_ENV_KEEP, me, 1) != 0 ||
+		    setenv(PLX_ENV_SAMPLE, "0", 1) != 0 ||
 		    pl_stats_export(true) != 0)
 			_exit(10);
 		static char a;
@@ -647,5 +658,128 @@ Test(export, exit_saves_the_maps_of_the_addresses)
 	}
 	cr_assert(exe_lines >= 2, "%zu lines of %s", exe_lines, exe);
 	free(maps);
+	unmap(s);
+}
+
+/* The parks of one thread that park_here makes: each times out at once. */
+static __attribute__((noinline)) void
+park_here(const void *addr, int n)
+{
+	struct timespec past = tu_deadline_in(-TU_MS);
+	for (int i = 0; i < n; i++)
+		pl_park(addr, NULL, NULL, NULL, NULL, 0, &past);
+	__asm__ volatile("" ::: "memory"); /* no tail call: keep the frame */
+}
+
+/* The child of export_child: parks sampled 1 in every (the first of the
+ * thread among them) on a from park_here, and a condition wait on c
+ * that times out; keeps its object for the parent. */
+static pid_t
+export_child(const char *every, const void *a, pl_cond_t *c, int parks)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		tu_child_watchdog(30);
+		char me[24];
+		snprintf(me, sizeof me, "%ld", (long)getpid());
+		if (setenv(PLX_ENV_KEEP, me, 1) != 0 ||
+		    setenv(PLX_ENV_SAMPLE, every, 1) != 0 ||
+		    pl_stats_export(true) != 0)
+			_exit(10);
+		park_here(a, parks);
+		pl_mutex_t m = PL_MUTEX_INITIALIZER;
+		pl_mutex_lock(&m);
+		struct timespec soon = tu_deadline_in(TU_MS);
+		if (pl_cond_timedwait(c, &m, &soon) != ETIMEDOUT)
+			_exit(11);
+		pl_mutex_unlock(&m);
+		exit(0);
+	}
+	int status;
+	cr_assert(tu_waitpid_bounded(pid, &status, TU_WAIT_NS));
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "child status %d", status);
+	return pid;
+}
+
+static const struct plx_shm *
+map_kept(pid_t pid)
+{
+	char name[64];
+	snprintf(name, sizeof name, PLX_NAME_FMT, (long)pid);
+	int fd = shm_open(name, O_RDONLY, 0);
+	cr_assert(fd >= 0, "the child did not keep %s", name);
+	const struct plx_shm *s =
+	    mmap(NULL, PLX_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	shm_unlink(name);
+	cr_assert(s != MAP_FAILED);
+	cr_assert(s->h.state == PLX_EXITED);
+	return s;
+}
+
+/* Each slot says what kind of lock parked there, and every park of a
+ * thread (sampled 1 in 1) records its stack: the frames of the caller,
+ * with the number and time of those parks. */
+Test(export, slots_have_kinds_and_sampled_parks_have_stacks)
+{
+	static char a;
+	static pl_cond_t c = PL_COND_INITIALIZER;
+	pid_t pid = export_child("1", &a, &c, 5);
+	const struct plx_shm *s = map_kept(pid);
+	cr_assert(s->h.sample_every == 1 && s->h.nstacks == PLX_NSTACKS &&
+	    s->h.depth == PLX_DEPTH);
+	const struct plx_slot *sa = find_slot(s, &a), *sc = find_slot(s, &c);
+	cr_assert(sa && sc, "slots for a and c");
+	cr_assert(sa->kind == PLI_KIND_PARK, "a's kind %u", sa->kind);
+	cr_assert(sc->kind == PLI_KIND_PL_COND, "c's kind %u", sc->kind);
+	cr_assert_str_eq(pli_kind_label(sc->kind), "pl_cond");
+
+	uint64_t parks = 0, here = (uintptr_t)park_here;
+	bool in_park_here = false, cond_stack = false;
+	for (size_t i = 0; i < PLX_NSTACKS; i++) {
+		const struct plx_stack *st = &s->stacks[i];
+		if (st->key == 0)
+			continue;
+		cr_assert(st->depth > 0 && st->depth <= PLX_DEPTH);
+		if (st->addr == (uintptr_t)&c) {
+			cond_stack = st->kind == PLI_KIND_PL_COND &&
+			    st->parks == 1 && st->wait_ns >= TU_MS / 2;
+			continue;
+		}
+		cr_assert(st->addr == (uintptr_t)&a, "a stack of %#lx",
+		    (unsigned long)st->addr);
+		cr_assert(st->kind == PLI_KIND_PARK);
+		parks += st->parks;
+		cr_assert(st->max_ns <= st->wait_ns);
+		for (uint32_t f = 0; f < st->depth; f++)
+			in_park_here |=
+			    st->pcs[f] > here && st->pcs[f] - here < 512;
+	}
+	cr_assert(parks == 5, "%lu sampled parks on a", (unsigned long)parks);
+	cr_assert(in_park_here, "no frame in park_here");
+	cr_assert(cond_stack, "no stack of the condition wait");
+	cr_assert(s->h.stacks_dropped == 0);
+	unmap(s);
+}
+
+/* 1 in every N parks of a thread is sampled; 0 samples none. */
+Test(export, sampling_takes_one_park_in_n)
+{
+	static char a, b;
+	static pl_cond_t c = PL_COND_INITIALIZER;
+	const struct plx_shm *s = map_kept(export_child("4", &a, &c, 8));
+	uint64_t parks = 0;
+	for (size_t i = 0; i < PLX_NSTACKS; i++)
+		if (s->stacks[i].addr == (uintptr_t)&a)
+			parks += s->stacks[i].parks;
+	cr_assert(parks == 2, "%lu of 8 parks sampled", (unsigned long)parks);
+	unmap(s);
+
+	s = map_kept(export_child("0", &b, &c, 8));
+	cr_assert(s->h.stacks_used == 0 && s->h.sample_every == 0);
+	cr_assert(find_slot(s, &b)->parks == 8);
 	unmap(s);
 }

@@ -116,6 +116,8 @@ wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	if (rc)
 		return rc;
 	struct timespec buf;
+	pl__park_as(PLI_KIND_PL_COND, PLI_KIND_PTHREAD_COND);
+	pl__park_as(PLI_KIND_PL_MUTEX, dm_park_kind(kind));
 	pthread_cleanup_push(pli_dm_reacquired, &saved);
 	rc = pl_cond_clockwait(
 	    &dc(c)->cond, &dm(m)->lock, clock, dropin_deadline(deadline, &buf));

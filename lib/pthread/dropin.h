@@ -45,6 +45,8 @@
 
 #include <parkinglot.h>
 
+#include "kind.h"
+
 /* glibc's mutex kind bits beyond the type (nptl/pthreadP.h): an object
  * with any of them belongs to glibc. */
 #define DM_ROBUST 16
@@ -113,6 +115,19 @@ static inline int
 dm_kind(pthread_mutex_t *m)
 {
 	return __atomic_load_n(&dm(m)->kind, __ATOMIC_RELAXED);
+}
+
+/* What the parks of a mutex of kind (a parking-lot one) are, for the
+ * statistics (kind.h). */
+static inline unsigned
+dm_park_kind(int kind)
+{
+	int type = kind & 3;
+	return type == PTHREAD_MUTEX_RECURSIVE
+	    ? PLI_KIND_PTHREAD_MUTEX_RECURSIVE
+	    : type == PTHREAD_MUTEX_ERRORCHECK
+	    ? PLI_KIND_PTHREAD_MUTEX_ERRORCHECK
+	    : PLI_KIND_PTHREAD_MUTEX;
 }
 
 /* Whether glibc serves m (by its kind bits) or it was destroyed. */

@@ -70,6 +70,25 @@ set_owner(struct dm *d, pthread_t t)
 
 enum how { LOCK, TRY, TIMED };
 
+/* A lock that must wait, its parks named by the mutex's kind (kind.h);
+ * clock -1: no deadline. */
+static __attribute__((noinline)) int
+lock_slow(
+    pl_mutex_t *l, int kind, clockid_t clock, const struct timespec *deadline)
+{
+	int rc = 0;
+	pl__park_as(PLI_KIND_PL_MUTEX, dm_park_kind(kind));
+	if (clock == -1) {
+		pl_mutex_lock(l);
+	} else {
+		struct timespec buf;
+		rc = pl_mutex_clocklock(
+		    l, clock, dropin_deadline(deadline, &buf));
+	}
+	pl__park_as(PLI_KIND_PL_MUTEX, 0);
+	return rc;
+}
+
 /*
  * Every kind but the bare ones, and the glibc objects.  clock and
  * deadline for TIMED only: the clock is valid, the deadline is not yet
@@ -102,15 +121,10 @@ lock_kind(pthread_mutex_t *m, int kind, enum how how, clockid_t clock,
 	if (!pl_mutex_trylock(&d->lock)) {
 		if (how == TRY)
 			return EBUSY;
-		if (how == LOCK) {
-			pl_mutex_lock(&d->lock);
-		} else {
-			struct timespec buf;
-			int rc = pl_mutex_clocklock(
-			    &d->lock, clock, dropin_deadline(deadline, &buf));
-			if (rc)
-				return rc;
-		}
+		int rc = lock_slow(
+		    &d->lock, kind, how == TIMED ? clock : -1, deadline);
+		if (rc)
+			return rc;
 	}
 	if (type == PTHREAD_MUTEX_RECURSIVE ||
 	    type == PTHREAD_MUTEX_ERRORCHECK) {
@@ -149,8 +163,9 @@ pthread_mutex_lock(pthread_mutex_t *m)
 			l->state = PL_MUTEX_LOCKED;
 			return 0;
 		}
-		pl_mutex_lock(l);
-		return 0;
+		if (PL_LIKELY(pl_mutex_trylock(l)))
+			return 0;
+		return lock_slow(l, kind, -1, NULL);
 	}
 	return lock_kind(m, kind, LOCK, CLOCK_REALTIME, NULL);
 }
@@ -176,9 +191,7 @@ pthread_mutex_clocklock(
 	        kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {
 		if (pl_mutex_trylock(&dm(m)->lock))
 			return 0;
-		struct timespec buf;
-		return pl_mutex_clocklock(
-		    &dm(m)->lock, clock, dropin_deadline(deadline, &buf));
+		return lock_slow(&dm(m)->lock, kind, clock, deadline);
 	}
 	return lock_kind(m, kind, TIMED, clock, deadline);
 }
@@ -238,7 +251,8 @@ pthread_mutex_unlock(pthread_mutex_t *m)
 
 /* For a condition wait: the caller must hold m if its kind keeps an
  * owner; the whole recursion is released, and given back by
- * pli_dm_reacquired.  Unlocking is left to pl_cond_clockwait. */
+ * pli_dm_reacquired, which also ends the wait's naming of its parks
+ * (cond.c).  Unlocking is left to pl_cond_clockwait. */
 int
 pli_dm_release_for_wait(pthread_mutex_t *m, struct dm_saved *s)
 {
@@ -261,6 +275,8 @@ void
 pli_dm_reacquired(void *saved)
 {
 	struct dm_saved *s = saved;
+	pl__park_as(PLI_KIND_PL_COND, 0);
+	pl__park_as(PLI_KIND_PL_MUTEX, 0);
 	if (s->count) {
 		struct dm *d = dm(s->m);
 		set_owner(d, pthread_self());

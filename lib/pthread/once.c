@@ -31,15 +31,29 @@ as_arg(void (*init)(void))
 	return p;
 }
 
+/* pl_once, its waits named as pthread_once's (kind.h).  An init function
+ * that never returns (cancelled, or unwound) leaves the name set for the
+ * thread's later pl_once waits: it names parks, nothing more. */
+static void
+once(pl_once_t *o, void (*init)(void))
+{
+	if (PL_LIKELY(
+	        __atomic_load_n(&o->state, __ATOMIC_ACQUIRE) == PL_ONCE_DONE))
+		return;
+	pl__park_as(PLI_KIND_PL_ONCE, PLI_KIND_PTHREAD_ONCE);
+	pl__once_slow(o, run, as_arg(init));
+	pl__park_as(PLI_KIND_PL_ONCE, 0);
+}
+
 int
 pthread_once(pthread_once_t *control, void (*init)(void))
 {
-	pl_once((pl_once_t *)(void *)control, run, as_arg(init));
+	once((pl_once_t *)(void *)control, init);
 	return 0;
 }
 
 void
 call_once(once_flag *flag, void (*fn)(void))
 {
-	pl_once((pl_once_t *)(void *)flag, run, as_arg(fn));
+	once((pl_once_t *)(void *)flag, fn);
 }

@@ -119,13 +119,17 @@ rdlock(pthread_rwlock_t *l, enum how how, clockid_t clock,
 		return EBUSY;
 	if (writer(d) == pthread_self())
 		return EDEADLK;
+	int rc = 0;
+	pl__park_as(PLI_KIND_PL_RWLOCK, PLI_KIND_PTHREAD_RWLOCK);
 	if (how == LOCK) {
 		pl_rwlock_rdlock(&d->lock);
-		return 0;
+	} else {
+		struct timespec buf;
+		rc = pl_rwlock_clockrdlock(
+		    &d->lock, clock, dropin_deadline(deadline, &buf));
 	}
-	struct timespec buf;
-	return pl_rwlock_clockrdlock(
-	    &d->lock, clock, dropin_deadline(deadline, &buf));
+	pl__park_as(PLI_KIND_PL_RWLOCK, 0);
+	return rc;
 }
 
 static int
@@ -149,15 +153,18 @@ wrlock(pthread_rwlock_t *l, enum how how, clockid_t clock,
 			return EBUSY;
 		if (writer(d) == self)
 			return EDEADLK;
+		int rc = 0;
+		pl__park_as(PLI_KIND_PL_RWLOCK, PLI_KIND_PTHREAD_RWLOCK);
 		if (how == LOCK) {
 			pl_rwlock_wrlock(&d->lock);
 		} else {
 			struct timespec buf;
-			int rc = pl_rwlock_clockwrlock(
+			rc = pl_rwlock_clockwrlock(
 			    &d->lock, clock, dropin_deadline(deadline, &buf));
-			if (rc)
-				return rc;
 		}
+		pl__park_as(PLI_KIND_PL_RWLOCK, 0);
+		if (rc)
+			return rc;
 	}
 	__atomic_store_n(&d->writer, self, __ATOMIC_RELAXED);
 	return 0;
