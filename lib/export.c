@@ -587,6 +587,16 @@ export_start(void)
 	h->depth = PLX_DEPTH;
 	sample_every = env_sample();
 	h->sample_every = sample_every;
+	if (sample_every) {
+		/* The unwinder sets itself up at its first call (a
+		 * pthread_once of libgcc's): here, rather than inside the
+		 * first sampled park, where it would be a lock operation of
+		 * the sampling's own that the program's threads can
+		 * contend on. */
+		uint64_t pcs[PLX_DEPTH];
+		struct unwind_buf b = { pcs, 0 };
+		_Unwind_Backtrace(unwind_frame, &b);
+	}
 	fill_command(h);
 	refresh_table(s);
 	err = pli_stats_attach(

@@ -188,7 +188,7 @@ pli_twobit_lock(const struct pli_twobit *l, clockid_t clock,
 		}
 		pli_spinner_park(&sp);
 		pl_park_result_t r = pli_park(
-		    l->shared ? PLI_KIND_PL_MUTEX : PLI_KIND_PL_BITLOCK,
+		    l->shared ? PLI_KIND_PL_BITLOCK : PLI_KIND_PL_MUTEX,
 		    l->word, lock_validate, NULL, lock_timed_out, (void *)l,
 		    l->shared ? l->locked : 0, clock, deadline, NULL);
 		if (r.status == PL_PARK_UNPARKED &&

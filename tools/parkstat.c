@@ -57,6 +57,8 @@
 #include <parkinglot/version.h>
 
 #include "export.h"
+#include "kind.h"
+#include "parkstat.h"
 #include "toolutil.h"
 
 #define BAR_WIDTH 40
@@ -71,11 +73,13 @@ static struct {
 	long pid;        /* -p, 0 if none */
 	double interval; /* -i, 0 if none */
 	bool json;
-	long top; /* -n; 0 = every address */
+	long top;    /* -n; 0 = every address */
+	long stacks; /* --stacks; 0 = every call site */
+	long sample; /* --sample, -1 if not given */
 	enum sort_key sort;
 	const char *output;
 	bool no_preload; /* --no-preload */
-} opt = { 0, 0, false, 10, SORT_WAIT, NULL, false };
+} opt = { 0, 0, false, 10, 5, -1, SORT_WAIT, NULL, false };
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 usage_error(const char *fmt, ...)
@@ -109,7 +113,8 @@ help(void)
 "Usage: %s [OPTION]... [--] COMMAND [ARG]...\n"
 "  or:  %s [OPTION]... -p PID [-i SECONDS]\n"
 "Show what the libparkinglot locks of a program are doing: parks, wait\n"
-"times, queue lengths, and the most contended addresses by name.\n"
+"times, queue lengths, the most contended addresses by name and kind,\n"
+"and the call stacks that waited longest.\n"
 "\n"
 "With a COMMAND, run it with the statistics on (PARKINGLOT_STATS=1) and\n"
 "print the report on stderr when it exits; exit with its status.\n"
@@ -122,8 +127,12 @@ help(void)
 "  -j, --json             one JSON object per report instead of text\n"
 "  -n, --top=N            show the N most contended addresses (default 10,\n"
 "                         0 for all)\n"
-"  -s, --sort=KEY         order addresses by 'wait' (total time parked,\n"
-"                         the default) or 'parks'\n"
+"  -s, --sort=KEY         order addresses and call sites by 'wait' (total\n"
+"                         time parked, the default) or 'parks'\n"
+"      --stacks=N         show the N call sites that waited longest\n"
+"                         (default 5, 0 for all)\n"
+"      --sample=N         with a COMMAND: record the stack of 1 park in N\n"
+"                         of each thread (default 8, 0 for none)\n"
 "  -o, --output=FILE      write the report to FILE\n"
 "      --no-preload       with a COMMAND: do not load the drop-in\n"
 "                         (libparkinglot-pthread, which puts the pthread\n"
@@ -348,148 +357,9 @@ attach(long pid, struct source *src)
 	}
 }
 
-/* ---- naming addresses ------------------------------------------------- */
-
-/*
- * Addresses are named here, never in the target (lib/export.c says why):
- * from the target's maps, in the kernel's format (/proc/PID/maps while it
- * runs, else the lines its exit handler saved in the object, else the
- * last copy read while it ran), and the symbol tables of the mapped files
- * (.symtab where the file or its separate debug file has one, else
- * .dynsym), read with libdwfl.  A module is a file's private mappings
- * and the anonymous or shared mappings right after them (its .bss, and
- * whatever is mapped over it).
- */
-struct namer {
-	char *maps; /* the text the modules come from */
-	size_t len;
-	Dwfl *dwfl; /* NULL: no modules */
-};
+/* ---- naming addresses (parkstat-names.c) ---------------------------- */
 
 static struct namer namer;
-
-/* The paths come from the target: open nothing but a regular file, and
- * never block on one that is not. */
-static int
-find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
-    Dwarf_Addr base, char **file_name, Elf **elfp)
-{
-	(void)mod;
-	(void)userdata;
-	(void)base;
-	(void)elfp;
-	int fd = open(modname, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -1;
-	}
-	*file_name = strdup(modname);
-	return fd;
-}
-
-static char *debuginfo_path;
-static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_elf = find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.debuginfo_path = &debuginfo_path,
-};
-
-/* Use the maps text (len bytes) from now on, unless it is the same. */
-static void
-namer_set(struct namer *nm, const char *text, size_t len)
-{
-	if (nm->maps && nm->len == len && memcmp(nm->maps, text, len) == 0)
-		return;
-	free(nm->maps);
-	if (nm->dwfl)
-		dwfl_end(nm->dwfl);
-	nm->dwfl = NULL;
-	nm->len = 0;
-	nm->maps = malloc(len + 1);
-	if (nm->maps == NULL)
-		return;
-	memcpy(nm->maps, text, len);
-	nm->maps[len] = '\0';
-	nm->len = len;
-	nm->dwfl = dwfl_begin(&dwfl_callbacks);
-	if (nm->dwfl == NULL)
-		return;
-	dwfl_report_begin(nm->dwfl);
-	char cur[PATH_MAX] = ""; /* the module being gathered */
-	uint64_t lo = 0, hi = 0;
-	for (char *l = nm->maps, *next; *l; l = next) {
-		char *nl = strchr(l, '\n');
-		next = nl ? nl + 1 : l + strlen(l);
-		if (nl)
-			*nl = '\0';
-		uint64_t start, end;
-		bool private;
-		const char *path = plx_maps_parse(l, &start, &end, &private);
-		bool file = *path == '/' && private &&
-		    strstr(path, " (deleted)") == NULL;
-		if (cur[0] && start == hi &&
-		    (file ? strcmp(path, cur) == 0
-		          : *path == '\0' || (*path == '/' && !private))) {
-			hi = end;
-		} else {
-			if (cur[0])
-				dwfl_report_module(nm->dwfl, cur, lo, hi);
-			cur[0] = '\0';
-			if (file && strlen(path) < sizeof cur) {
-				memcpy(cur, path, strlen(path) + 1);
-				lo = start;
-				hi = end;
-			}
-		}
-		if (nl)
-			*nl = '\n';
-	}
-	if (cur[0])
-		dwfl_report_module(nm->dwfl, cur, lo, hi);
-	dwfl_report_end(nm->dwfl, NULL, NULL);
-}
-
-/* /proc/PID/maps, whole; false if it cannot be read or is empty (the
- * process is gone, or a zombie). */
-static bool
-namer_read(struct namer *nm, long pid)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%ld/maps", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	size_t cap = 65536, len = 0;
-	char *buf = malloc(cap);
-	for (;;) {
-		if (buf == NULL)
-			break;
-		if (len == cap) {
-			char *b = realloc(buf, cap *= 2);
-			if (b == NULL) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = b;
-		}
-		ssize_t n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	bool ok = buf && len > 0;
-	if (ok)
-		namer_set(nm, buf, len);
-	free(buf);
-	return ok;
-}
 
 /* The maps to name the addresses of this snapshot with. */
 static void
@@ -501,32 +371,6 @@ namer_update(struct namer *nm, const struct snap *sn)
 		namer_set(nm, sn->s.maps, saved);
 	else
 		namer_read(nm, (long)h->pid); /* else keep the last */
-}
-
-/* The symbol that holds addr, as "name" or "name+0xN" (out is "" if
- * none), and the file mapped there (NULL if none). */
-static void
-namer_name(const struct namer *nm, uint64_t addr, char *out, size_t outlen,
-    const char **module)
-{
-	out[0] = '\0';
-	*module = NULL;
-	Dwfl_Module *m = nm->dwfl ? dwfl_addrmodule(nm->dwfl, addr) : NULL;
-	if (m == NULL)
-		return;
-	*module = dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
-	GElf_Off off = 0;
-	GElf_Sym sym;
-	const char *name =
-	    dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL);
-	/* Inside a sized symbol, or at a bare label, as dladdr would. */
-	if (name == NULL || *name == '\0' ||
-	    (sym.st_size ? off >= sym.st_size : off != 0))
-		return;
-	if (off)
-		snprintf(out, outlen, "%s+0x%" PRIx64, name, (uint64_t)off);
-	else
-		snprintf(out, outlen, "%s", name);
 }
 
 /* ---- the report ------------------------------------------------------- */
@@ -550,6 +394,7 @@ struct report {
 	uint64_t qhist[PLX_QBINS], whist[PLX_WBINS];
 	uint64_t depth_now[PLX_QBINS]; /* addresses by queue length now */
 	uint64_t elapsed_ns;
+	struct stacks stacks;
 };
 
 static int
@@ -617,45 +462,7 @@ build(struct report *r, const struct snap *sn, const struct snap *prev)
 	qsort(r->rows, r->nrows, sizeof *r->rows, cmp_rows);
 	r->shown = opt.top == 0 || (size_t)opt.top > r->nrows ? r->nrows
 	                                                      : (size_t)opt.top;
-}
-
-/* "1.23 ms": three significant digits or so. */
-static const char *
-fmt_ns(char *buf, size_t len, double ns)
-{
-	static const char *const unit[] = { "ns", "us", "ms", "s" };
-	unsigned u = 0;
-	while (u < 3 && ns >= 1000) {
-		ns /= 1000;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, len, "%.0f %s", ns, unit[u]);
-	else
-		snprintf(buf, len,
-		    ns < 10        ? "%.2f %s"
-		        : ns < 100 ? "%.1f %s"
-		                   : "%.0f %s",
-		    ns, unit[u]);
-	return buf;
-}
-
-static const char *
-fmt_bytes(char *buf, size_t len, uint64_t b)
-{
-	if (b < 10240)
-		snprintf(buf, len, "%" PRIu64 " B", b);
-	else if (b < 10 * 1048576ull)
-		snprintf(buf, len, "%.1f KiB", (double)b / 1024);
-	else
-		snprintf(buf, len, "%.1f MiB", (double)b / 1048576);
-	return buf;
-}
-
-static const char *
-fmt_us(char *buf, size_t len, double us)
-{
-	return fmt_ns(buf, len, us * 1000);
+	stacks_build(&r->stacks, s, &namer, opt.sort == SORT_PARKS, opt.stacks);
 }
 
 /* Labels of the histogram bins. */
@@ -733,13 +540,6 @@ bars(FILE *out, const char *title, const uint64_t *h, unsigned n,
 		fprintf(out, "  %12s  %-*s %" PRIu64 "\n", lab, BAR_WIDTH, bar,
 		    h[b]);
 	}
-}
-
-static const char *
-basename_of(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
 }
 
 static void
@@ -906,9 +706,17 @@ print_text(FILE *out, const struct report *r)
 				namew = l;
 			moved |= row->sl->requeued_in != 0;
 		}
+		int kindw = 4;
+		for (size_t i = 0; i < r->shown; i++) {
+			int l =
+			    (int)strlen(pli_kind_label(r->rows[i].sl->kind));
+			if (l > kindw)
+				kindw = l;
+		}
 		/* With -i, parks per second take the place of "moved in". */
-		fprintf(out, "  %-14s  %-*s  %8s  %8s  %8s  %9s  %4s  %4s\n",
-		    "address", namew, "symbol", "parks",
+		fprintf(out,
+		    "  %-14s  %-*s  %-*s  %8s  %8s  %8s  %9s  %4s  %4s\n",
+		    "address", namew, "symbol", kindw, "kind", "parks",
 		    r->prev ? "parks/s" : "moved in", "waited", "mean wait",
 		    "maxq", "now");
 		for (size_t i = 0; i < r->shown; i++) {
@@ -921,10 +729,12 @@ print_text(FILE *out, const struct report *r)
 				    row->parks_per_s);
 			else
 				u64(second, sizeof second, sl->requeued_in);
+			const char *kind = pli_kind_label(sl->kind);
 			fprintf(out,
-			    "  %-14s  %-*s  %8" PRIu64 "  %8s  %8s  "
+			    "  %-14s  %-*s  %-*s  %8" PRIu64 "  %8s  %8s  "
 			    "%9s  %4" PRIu64 "  %4" PRId64 "\n",
-			    a, namew, sym[i], sl->parks, second,
+			    a, namew, sym[i], kindw, kind[0] ? kind : "-",
+			    sl->parks, second,
 			    fmt_ns(b1, sizeof b1, (double)sl->wait_ns),
 			    sl->waits
 			        ? fmt_ns(b2, sizeof b2,
@@ -946,54 +756,10 @@ print_text(FILE *out, const struct report *r)
 		    " waits, %s parked\n",
 		    h->overflow_parks, h->overflow_waits,
 		    fmt_ns(b1, sizeof b1, (double)h->overflow_wait_ns));
+	stacks_print_text(out, &r->stacks, &sn->s, &namer);
 }
 
 /* ---- JSON ------------------------------------------------------------- */
-
-/* A JSON string: escapes, and invalid UTF-8 as U+FFFD, so the output is
- * valid whatever bytes a path or symbol holds. */
-static void
-json_str(FILE *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	fputc('"', out);
-	while (*p) {
-		unsigned char ch = *p;
-		if (ch == '"' || ch == '\\') {
-			fprintf(out, "\\%c", ch);
-			p++;
-		} else if (ch < 0x20 || ch == 0x7f) {
-			fprintf(out, "\\u%04x", ch);
-			p++;
-		} else if (ch < 0x80) {
-			fputc(ch, out);
-			p++;
-		} else {
-			/* Length and validity of a UTF-8 sequence. */
-			int n = ch >= 0xf0 && ch <= 0xf4 ? 4
-			    : ch >= 0xe0                 ? 3
-			    : ch >= 0xc2 && ch < 0xe0    ? 2
-			                                 : 0;
-			bool ok = n > 0;
-			for (int i = 1; ok && i < n; i++)
-				ok = (p[i] & 0xc0) == 0x80;
-			if (ok && n == 3)
-				ok = !(ch == 0xe0 && p[1] < 0xa0) &&
-				    !(ch == 0xed && p[1] >= 0xa0);
-			if (ok && n == 4)
-				ok = !(ch == 0xf0 && p[1] < 0x90) &&
-				    !(ch == 0xf4 && p[1] >= 0x90);
-			if (ok) {
-				fwrite(p, 1, (size_t)n, out);
-				p += n;
-			} else {
-				fputs("\\ufffd", out);
-				p++;
-			}
-		}
-	}
-	fputc('"', out);
-}
 
 static void
 json_hist(FILE *out, const char *name, const uint64_t *h, unsigned n, bool time,
@@ -1096,6 +862,7 @@ print_json(FILE *out, const struct report *r)
 	    h->overflow_requeued);
 	fprintf(out, "  \"sort\": \"%s\",\n",
 	    opt.sort == SORT_WAIT ? "wait" : "parks");
+	stacks_print_json(out, &r->stacks, &sn->s, &namer);
 	/* One address per line, so that line tools can pick them. */
 	fprintf(out, "  \"addresses\": [\n");
 	for (size_t i = 0; i < r->shown; i++) {
@@ -1112,6 +879,11 @@ print_json(FILE *out, const struct report *r)
 		fputs(", \"object\": ", out);
 		if (row->module)
 			json_str(out, row->module);
+		else
+			fputs("null", out);
+		fputs(", \"kind\": ", out);
+		if (*pli_kind_label(sl->kind))
+			json_str(out, pli_kind_label(sl->kind));
 		else
 			fputs("null", out);
 		fprintf(out,
@@ -1137,6 +909,7 @@ print_report(FILE *out, struct report *r)
 		print_text(out, r);
 	free(r->rows);
 	r->rows = NULL;
+	stacks_free(&r->stacks);
 	fflush(out);
 }
 
@@ -1407,11 +1180,14 @@ run(char **argv)
 	if (child < 0)
 		die(125, "fork: %s", strerror(errno));
 	if (child == 0) {
-		char pid[24];
+		char pid[24], sample[24];
 		close(pfd[0]);
 		snprintf(pid, sizeof pid, "%ld", (long)getpid());
+		snprintf(sample, sizeof sample, "%ld", opt.sample);
 		if (setenv(PLX_ENV, "1", 1) != 0 ||
 		    setenv(PLX_ENV_KEEP, pid, 1) != 0 ||
+		    (opt.sample >= 0 &&
+		        setenv(PLX_ENV_SAMPLE, sample, 1) != 0) ||
 		    (ld_preload && setenv("LD_PRELOAD", ld_preload, 1) != 0)) {
 			int e = errno;
 			(void)!write(pfd[1], &e, sizeof e);
@@ -1543,6 +1319,8 @@ main(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "no-preload", no_argument, NULL, 'P' },
+		{ "stacks", required_argument, NULL, 'S' },
+		{ "sample", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -1585,6 +1363,14 @@ main(int argc, char **argv)
 		case 'P':
 			opt.no_preload = true;
 			break;
+		case 'S':
+			opt.stacks = parse_long(
+			    optarg, 0, PLX_NSTACKS, "number of call sites");
+			break;
+		case 'R':
+			opt.sample = parse_long(
+			    optarg, 0, PLX_SAMPLE_MAX, "sampling interval");
+			break;
 		case 'h':
 			help();
 			return 0;
@@ -1606,6 +1392,10 @@ main(int argc, char **argv)
 		usage_error("give either -p PID or a command, not both");
 	if (opt.interval > 0 && !opt.pid)
 		usage_error("-i needs -p PID");
+	if (opt.sample >= 0 && opt.pid)
+		usage_error("--sample is for a command that parkstat runs; "
+		            "give the process %s instead",
+		    PLX_ENV_SAMPLE);
 	if (opt.pid)
 		return watch(opt.pid);
 	if (*cmd == NULL)
