@@ -236,6 +236,7 @@ follow_resets(struct plx_shm *s)
 	}
 	for (size_t i = 0; i < PLX_NSLOTS; i++) {
 		struct plx_slot *sl = &s->slots[i];
+		__atomic_store_n(&sl->contended, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&sl->parks, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&sl->waits, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&sl->wait_ns, 0, __ATOMIC_RELAXED);
@@ -354,6 +355,18 @@ export_sample(const void *addr, unsigned kind)
 /* ---- the hooks (see export.h) ----------------------------------------- */
 
 static void
+export_contended(const void *addr, unsigned kind)
+{
+	struct plx_shm *s = cur_shm();
+	follow_resets(s);
+	struct plx_slot *sl = slot_of(s, addr, true);
+	if (sl) {
+		add64(&sl->contended, 1);
+		set32(&sl->kind, kind);
+	}
+}
+
+static void
 export_park(const void *addr, unsigned kind, size_t len)
 {
 	struct plx_shm *s = cur_shm();
@@ -426,6 +439,7 @@ export_thread(bool created)
 }
 
 static const struct pli_observer observer = {
+	.contended = export_contended,
 	.sample = export_sample,
 	.park = export_park,
 	.wait = export_wait,

@@ -48,7 +48,7 @@
 /* 2: the library names nothing (see plx_slot); 3: the resets count and
  * time are in the counters page (the library's statistics own them), and
  * the exported tables say which reset they follow (tables_resets); 4: the
- * kind of each slot, and the sampled stacks. */
+ * kind and contended count of each slot, and the sampled stacks. */
 #define PLX_VERSION 4
 
 #define PLX_NAME_FMT "/parkinglot.%ld"       /* shm_open name, from the pid */
@@ -169,16 +169,18 @@ struct plx_hist {
  * of the mapped files (never the library: naming takes the dynamic
  * loader's lock, which no lock operation may wait for). */
 struct plx_slot {
-	uint64_t addr;        /* 0: free; claimed once with a CAS */
-	uint64_t parks;       /* threads parked on it */
-	uint64_t waits;       /* threads that left its queue, woken or not */
-	uint64_t wait_ns;     /* the time those spent queued */
+	uint64_t addr; /* 0: free; claimed once with a CAS */
+	uint64_t
+	    contended;    /* lock calls that found it taken (spun or parked) */
+	uint64_t parks;   /* threads parked on it */
+	uint64_t waits;   /* threads that left its queue, woken or not */
+	uint64_t wait_ns; /* the time those spent queued */
 	uint64_t requeued_in; /* threads requeued onto it */
 	int64_t queued_now;   /* threads in its queue now (see export.c) */
 	uint64_t max_queue;   /* longest queue seen at a park or requeue */
 	uint32_t kind;        /* enum pli_kind (kind.h) of the last park */
 	uint32_t pad;
-} __attribute__((aligned(64)));
+} __attribute__((aligned(128)));
 
 /*
  * A call stack that parked on a lock: the return addresses of the
@@ -216,7 +218,7 @@ struct plx_shm {
 
 _Static_assert(sizeof(struct plx_shm) <= PLX_COUNTERS_OFF,
     "struct plx_shm overlaps the counters page");
-_Static_assert(sizeof(struct plx_slot) == 64, "plx_slot layout");
+_Static_assert(sizeof(struct plx_slot) == 128, "plx_slot layout");
 _Static_assert(sizeof(struct plx_stack) == 192, "plx_stack layout");
 
 /* A clock's time in ns (CLOCK_MONOTONIC for the header's times). */

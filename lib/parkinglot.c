@@ -118,8 +118,8 @@ pl__park_as(unsigned base, unsigned kind)
 		park_as[base] = (uint8_t)kind;
 }
 
-static unsigned
-kind_of(unsigned base)
+unsigned
+pli_kind_of(unsigned base)
 {
 	return park_as[base] ? park_as[base] : base;
 }
@@ -811,7 +811,7 @@ pli_park(unsigned base, const void *addr, bool (*validate)(void *ctx),
 
 	/* Before the bucket: a sample may unwind the stack, which may lock
 	 * (and park). */
-	unsigned kind = pli_observing() ? kind_of(base) : base;
+	unsigned kind = pli_observing() ? pli_kind_of(base) : base;
 	uint32_t sample = pli_event_sample(addr, kind);
 	struct bucket *b = lock_bucket(addr);
 	if (validate && !validate(ctx)) {

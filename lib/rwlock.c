@@ -107,6 +107,7 @@
 #include <parkinglot/rwlock.h>
 
 #include "platform.h"
+#include "events.h"
 #include "lot.h"
 #include "spin.h"
 
@@ -195,6 +196,7 @@ rdlock_until(pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
 {
 	struct pli_spinner sp;
 	pli_spinner_init(&sp);
+	pli_event_contended(l, PLI_KIND_PL_RWLOCK);
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 	struct rd_ctx r = { l, false };
 	for (;;) {
@@ -422,6 +424,7 @@ wrlock_until(pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
 {
 	struct pli_spinner sp;
 	pli_spinner_init(&sp);
+	pli_event_contended(writer_key(l), PLI_KIND_PL_RWLOCK);
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 	for (;;) {
 		if (!(s & (WRITER | RWAIT)) && READERS(s) == 0) {

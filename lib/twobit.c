@@ -82,6 +82,7 @@
 #include <parkinglot/core.h>
 
 #include "platform.h"
+#include "events.h"
 #include "lot.h"
 #include "spin.h"
 #include "twobit.h"
@@ -162,6 +163,8 @@ pli_twobit_lock(const struct pli_twobit *l, clockid_t clock,
 {
 	struct pli_spinner sp;
 	pli_spinner_init(&sp);
+	pli_event_contended(
+	    l->word, l->shared ? PLI_KIND_PL_BITLOCK : PLI_KIND_PL_MUTEX);
 	bool checked = deadline == NULL;
 	uintptr_t s = load(l);
 

@@ -715,10 +715,11 @@ print_text(FILE *out, const struct report *r)
 		}
 		/* With -i, parks per second take the place of "moved in". */
 		fprintf(out,
-		    "  %-14s  %-*s  %-*s  %8s  %8s  %8s  %9s  %4s  %4s\n",
-		    "address", namew, "symbol", kindw, "kind", "parks",
-		    r->prev ? "parks/s" : "moved in", "waited", "mean wait",
-		    "maxq", "now");
+		    "  %-14s  %-*s  %-*s  %9s  %8s  %8s  %8s  %9s  %4s  "
+		    "%4s\n",
+		    "address", namew, "symbol", kindw, "kind", "contended",
+		    "parks", r->prev ? "parks/s" : "moved in", "waited",
+		    "mean wait", "maxq", "now");
 		for (size_t i = 0; i < r->shown; i++) {
 			const struct addr_row *row = &r->rows[i];
 			const struct plx_slot *sl = row->sl;
@@ -731,10 +732,10 @@ print_text(FILE *out, const struct report *r)
 				u64(second, sizeof second, sl->requeued_in);
 			const char *kind = pli_kind_label(sl->kind);
 			fprintf(out,
-			    "  %-14s  %-*s  %-*s  %8" PRIu64 "  %8s  %8s  "
-			    "%9s  %4" PRIu64 "  %4" PRId64 "\n",
+			    "  %-14s  %-*s  %-*s  %9" PRIu64 "  %8" PRIu64
+			    "  %8s  %8s  %9s  %4" PRIu64 "  %4" PRId64 "\n",
 			    a, namew, sym[i], kindw, kind[0] ? kind : "-",
-			    sl->parks, second,
+			    sl->contended, sl->parks, second,
 			    fmt_ns(b1, sizeof b1, (double)sl->wait_ns),
 			    sl->waits
 			        ? fmt_ns(b2, sizeof b2,
@@ -887,11 +888,12 @@ print_json(FILE *out, const struct report *r)
 		else
 			fputs("null", out);
 		fprintf(out,
-		    ", \"parks\": %" PRIu64 ", \"waits\": %" PRIu64
-		    ", \"wait_ns\": %" PRIu64 ", \"requeued_in\": %" PRIu64
-		    ", \"max_queue\": %" PRIu64 ", \"queued_now\": %" PRId64,
-		    sl->parks, sl->waits, sl->wait_ns, sl->requeued_in,
-		    sl->max_queue, row->queued_now);
+		    ", \"contended\": %" PRIu64 ", \"parks\": %" PRIu64
+		    ", \"waits\": %" PRIu64 ", \"wait_ns\": %" PRIu64
+		    ", \"requeued_in\": %" PRIu64 ", \"max_queue\": %" PRIu64
+		    ", \"queued_now\": %" PRId64,
+		    sl->contended, sl->parks, sl->waits, sl->wait_ns,
+		    sl->requeued_in, sl->max_queue, row->queued_now);
 		if (r->prev)
 			fprintf(
 			    out, ", \"parks_per_s\": %.1f", row->parks_per_s);
