@@ -2,7 +2,7 @@
 /*
  * What the library needs of the machine and the C runtime, in one place:
  * compiler attributes, cache-line-aligned allocation (alloc-*.c), the
- * topology (topology*.c), the monotonic clock and deadlines, the pause
+ * topology (topology.c), the monotonic clock and deadlines, the pause
  * instruction, and the report of misuse (fatal.c).  Depends on nothing
  * else of lib/.  Names start with pli_ ("parking lot internal"); none is
  * exported from the shared object (-fvisibility=hidden).
@@ -33,16 +33,14 @@ void pli_free_aligned(void *p);
  * allocation fails. */
 extern bool (*pli_alloc_fail_hook)(size_t size);
 
-/* topology-*.c: what this process may run on. */
+/* topology.c: what this process may run on. */
 struct pli_topology {
 	unsigned pus;          /* processing units in the affinity mask */
 	unsigned cores;        /* cores those PUs belong to */
 	unsigned pus_per_core; /* SMT width (1 without SMT or when unknown) */
-	const char *source;    /* "hwloc" or "sysconf" */
+	const char *source;    /* "sysfs", or "affinity" (SMT unknown) */
 };
 void pli_topology_get(struct pli_topology *t);
-/* The portable part: PUs from the affinity mask, SMT unknown. */
-void pli_topology_from_affinity(struct pli_topology *t);
 
 /* Clock and deadlines. */
 static inline uint64_t

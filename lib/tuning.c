@@ -6,19 +6,18 @@
  * Where the values come from, and when.  The tuning in force is a static
  * object holding the defaults below from the first instruction on; no
  * lock operation ever waits for anything else.  The first slow path of a
- * process (a lock that spins, or a park) kicks the rest off, once
- * (pli_tuning_kick): it applies the PARKINGLOT_* overrides at once (a
- * getenv each; a malformed one prints its warning there), and starts one
- * short-lived, detached SCHED_IDLE thread that waits REFINE_DELAY_NS,
- * reads the topology (hwloc's takes about 1 ms here), measures the cost
- * of a pause, and stores the refined values, then ends.  Meanwhile the lock
- * operations run on the defaults. pl_tuning_get and pl_tuning_set, which are no
- * lock operations, wait for the refinement (running it themselves when nothing
- * has started it), so that what they show and what they change is final.  If
- * the thread cannot be created, the defaults stay until pl_tuning_get or
- * pl_tuning_set refines them; so too in the child of a fork, which
- * starts no thread.  A process that never contends never reads the
- * topology and never starts the thread.
+ * process (a lock that spins, or a park) refines it, once
+ * (pli_tuning_kick), on its own thread and before it spins: it applies
+ * the PARKINGLOT_* overrides (a getenv each; a malformed one prints its
+ * warning there), reads the topology (topology.c: a system call and one
+ * sysfs file), measures the cost of a pause, and stores the refined
+ * values, some 40 us in all here.  Slow paths of other threads that come
+ * meanwhile run on the defaults and do not wait.  pl_tuning_get and
+ * pl_tuning_set, which are no lock operations, wait for a refinement
+ * under way, or run it themselves, so that what they show and what they
+ * change is final.  The library starts no thread for any of it; a process
+ * that never contends never reads the topology; the child of a fork that
+ * interrupted a refinement runs it again at its own first slow path.
  *
  * Precedence: pl_tuning_set over the environment over the topology over
  * the static defaults.  The fields are read with relaxed atomic loads by
@@ -26,15 +25,12 @@
  * on its own, and a thread that reads a mix of old and new values only
  * spins a little more or less once.
  *
- * errno: no call of the library changes it, and the refinement runs much
- * code that may (hwloc's reading of sysfs leaves ENOENT, a warning's
- * fprintf, sysconf, pthread_create): each step restores it.
+ * errno: no call of the library changes it, and the refinement runs code
+ * that may (the topology's sysfs read, a warning's fprintf, strtoul):
+ * each step restores it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -88,19 +84,15 @@ struct pli_tuning pli_tuning_v = {
 	.pause_ns = ASSUMED_PAUSE_NS,
 };
 
-/* The refinement (tuning.h): NONE, RUNNING (in the thread, or in a caller
- * of pl_tuning_get/set), DONE, or STALLED (kicked, but no thread could be
- * started: left to pl_tuning_get/set).  Waiters for DONE sleep on the
- * word. */
-enum { NONE = PLI_TUNING_NONE, RUNNING, DONE, STALLED };
+/* The refinement (tuning.h): NONE, RUNNING (in the first slow path, or
+ * in a caller of pl_tuning_get/set), or DONE.  Whoever moves it from NONE
+ * runs it; callers of pl_tuning_get/set that find it RUNNING sleep on the
+ * word until DONE. */
+enum { NONE = PLI_TUNING_NONE, RUNNING, DONE };
 uint32_t pli_tuning_state;
 /* Guarded by publish_lock, as every store into the tuning in force. */
 static uint32_t publish_lock; /* a word lock (wordlock.h) */
-static bool env_applied;      /* the environment is in force */
-/* Whoever does the refinement claims it first: the thread, or a caller of
- * pl_tuning_get/set that comes before the thread has begun. */
-static uint32_t claimed;
-static bool user_set; /* pl_tuning_set was called: its values win */
+static bool user_set;         /* pl_tuning_set was called: its values win */
 
 static void
 store(unsigned *field, unsigned v)
@@ -173,26 +165,28 @@ publish(const struct pli_tuning *t)
 
 /* What one pause instruction costs here, in ns (at least 1): the best of
  * a few timed batches, so that a preemption inflates none of them.  About
- * 0.1 ms here, once per process. */
+ * 20 us here, once per process; a batch of 200 pauses lasts 4 us, some
+ * 200 times the cost of reading the clock. */
+#define PAUSE_BATCH 200
 static unsigned
 pause_cost_ns(void)
 {
 	uint64_t best = UINT64_MAX;
 	for (int round = 0; round < 5; round++) {
 		uint64_t t0 = pli_now_ns();
-		for (int i = 0; i < 1000; i++)
+		for (int i = 0; i < PAUSE_BATCH; i++)
 			pli_cpu_relax();
 		uint64_t dt = pli_now_ns() - t0;
 		if (dt < best)
 			best = dt;
 	}
-	unsigned ns = (unsigned)(best / 1000);
+	unsigned ns = (unsigned)(best / PAUSE_BATCH);
 	return ns > 0 ? ns : 1;
 }
 
-/* The refinement itself: the topology's defaults, the environment over
- * them (quietly: its warnings were printed by the kick), the pause cost;
- * then publish, and DONE. */
+/* The refinement itself, by whoever moved the state from NONE: the
+ * topology's defaults, the environment over them (warning of a malformed
+ * variable), the pause cost; then publish, and DONE. */
 static void
 refine(void)
 {
@@ -216,7 +210,7 @@ refine(void)
 		if (topo.pus_per_core > 1)
 			t.poll_ns *= 2;
 	}
-	env_apply(&t, false);
+	env_apply(&t, true);
 	/* Measured even where nothing spins: pl_tuning_set may turn
 	 * spinning on later. */
 	t.pause_ns = pause_cost_ns();
@@ -240,103 +234,25 @@ refine(void)
 static bool
 claim(void)
 {
-	uint32_t no = 0;
-	return __atomic_compare_exchange_n(
-	    &claimed, &no, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-}
-
-/* How long the thread lets the first burst of contention pass before it
- * reads anything: on a machine whose CPUs are all busy, a thread that
- * yields in its spin would hand its CPU to this one until the next tick
- * (measured here: the first contended lock then took 1.2 ms instead of
- * 0.25 ms, 4 times in 10). */
-#define REFINE_DELAY_NS 20000000L
-#define REFINE_STACK ((size_t)256 * 1024)
-
-static void *
-refine_thread(void *arg)
-{
-	(void)arg;
-	/* Below every thread of the program: a woken waiter must never wait
-	 * for a CPU this one holds (best effort; errno is its own). */
-	struct sched_param param = { 0 };
-	pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
-	struct timespec d = { 0, REFINE_DELAY_NS };
-	while (nanosleep(&d, &d) != 0 && errno == EINTR)
-		;
-	if (claim())
-		refine();
-	return NULL;
-}
-
-/* The environment over the defaults, once, by whoever comes first: the
- * kick, or pl_tuning_get/set. */
-static void
-apply_env_once(void)
-{
-	int saved_errno = errno;
-	pli_word_lock(&publish_lock);
-	if (!env_applied) {
-		env_applied = true;
-		struct pli_tuning t =
-		    pli_tuning_v; /* all writers hold the lock */
-		if (env_apply(&t, true))
-			t.pause_per_spin = pauses_for(t.poll_ns, t.pause_ns);
-		publish(&t);
-	}
-	pli_word_unlock(&publish_lock);
-	errno = saved_errno;
+	uint32_t s = NONE;
+	return __atomic_compare_exchange_n(&pli_tuning_state, &s, RUNNING,
+	    false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
 void
 pli_tuning_start(void)
 {
-	uint32_t none = NONE;
-	if (!__atomic_compare_exchange_n(&pli_tuning_state, &none, RUNNING,
-	        false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return;
-	apply_env_once();
-	int saved_errno = errno;
-	/* The thread takes no signal of the program's: they all stay for
-	 * the program's own threads. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_attr_t attr;
-	pthread_t t;
-	bool started = false;
-	if (pthread_attr_init(&attr) == 0) {
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		/* A small stack of its own: it needs little, and a stack that
-		 * the program's threads used before (glibc caches them) would
-		 * bring their thread-local storage along, which this thread's
-		 * exit then frees (ThreadSanitizer, not seeing glibc's lock on
-		 * that cache, reported it as a race). */
-		pthread_attr_setstacksize(&attr, REFINE_STACK);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		started = pthread_create(&t, &attr, refine_thread, NULL) == 0;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		pthread_attr_destroy(&attr);
-	}
-	if (!started) /* pl_tuning_get or pl_tuning_set will refine */
-		__atomic_store_n(&pli_tuning_state, STALLED, __ATOMIC_RELEASE);
-	errno = saved_errno;
+	if (claim())
+		refine();
 }
 
 /* For pl_tuning_get/set: the refinement done, by us if nobody runs it. */
 static void
 refined(void)
 {
-	uint32_t s = __atomic_load_n(&pli_tuning_state, __ATOMIC_ACQUIRE);
-	if ((s == NONE || s == STALLED) &&
-	    __atomic_compare_exchange_n(&pli_tuning_state, &s, RUNNING, false,
-	        __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
-		apply_env_once();
-		if (claim())
-			refine();
-	} else if (s == RUNNING && claim()) {
-		refine(); /* the thread has not begun: it will find it done */
-		return;
-	}
+	uint32_t s;
+	if (claim())
+		refine();
 	while (
 	    (s = __atomic_load_n(&pli_tuning_state, __ATOMIC_ACQUIRE)) != DONE)
 		pli_futex_wait(&pli_tuning_state, s, NULL);
@@ -345,18 +261,11 @@ refined(void)
 void
 pli_tuning_forked(void)
 {
-	/* A thread may not be started here: the child of a multithreaded
-	 * process may only call async-signal-safe functions until it execs
-	 * (and ThreadSanitizer kills a child that starts one).  So a
-	 * refinement that has not run, or that the parent's thread was
-	 * running, is left to pl_tuning_get/set; the environment, if not yet
-	 * applied, is applied now. */
+	/* A refinement that the fork interrupted (its thread is not in the
+	 * child) is run again by the child's first slow path. */
 	__atomic_store_n(&publish_lock, 0, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&pli_tuning_state, __ATOMIC_RELAXED) != DONE) {
-		__atomic_store_n(&pli_tuning_state, STALLED, __ATOMIC_RELAXED);
-		__atomic_store_n(&claimed, 0, __ATOMIC_RELAXED);
-		apply_env_once();
-	}
+	if (__atomic_load_n(&pli_tuning_state, __ATOMIC_RELAXED) == RUNNING)
+		__atomic_store_n(&pli_tuning_state, NONE, __ATOMIC_RELAXED);
 }
 
 void

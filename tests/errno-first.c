@@ -8,11 +8,8 @@
  * kind park-einval checks that.  tests/errno-first.sh runs each kind in a
  * process of its own, so that each is the first of the process.
  *
- * Kinds topology and affinity call the internal topology readers
- * directly: topology is pli_topology_get of this build (hwloc, when
- * configure found it), affinity is pli_topology_from_affinity, which is
- * the whole topology of a build without hwloc (lib/topology-sysconf.c).
- * So both builds' first reads are checked by every build.
+ * Kind topology calls the internal topology reader (lib/topology.c)
+ * directly.
  *
  * Exits 0 when errno was left alone everywhere, 1 (with one line on
  * stderr per change) when not, 2 for a bad KIND or a test that could not
@@ -575,14 +572,6 @@ topology(void)
 }
 
 static void
-affinity(void)
-{
-	struct pli_topology t;
-	pli_topology_from_affinity(&t);
-	check("pli_topology_from_affinity");
-}
-
-static void
 mutex_lock_plain(void)
 {
 	mutex_lock(false);
@@ -628,7 +617,6 @@ static const struct {
 	{ "stats-export", stats_export },
 	{ "stats-export-fail", stats_export_fail },
 	{ "topology", topology },
-	{ "affinity", affinity },
 };
 
 int

@@ -1,9 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # TAP test: the first call of each kind in a fresh process leaves errno as
-# it was (tests/errno-first.c; its kinds topology and affinity cover the
-# hwloc and the sysconf topology whatever this build chose).  Run from the
-# build directory by `make check`.
+# it was (tests/errno-first.c; its kind topology covers the topology
+# reader on its own).  Run from the build directory by `make check`.
 set -u
 prog=tests/errno-first
 tmp=$(mktemp -d) || exit 1

@@ -478,8 +478,8 @@ run_latency(bool stream_writes, int nstream)
 	static struct stream_arg sa[4];
 	memset(&s, 0, sizeof(s));
 	s.stream_writes = stream_writes;
-	/* The first slow path of a process reads the topology (hwloc: some
-	 * 8 ms, far more on a loaded machine); a one-time cost, not a
+	/* The first slow path of a process refines the tuning (tens of
+	 * microseconds, more on a loaded machine); a one-time cost, not a
 	 * waiting time, so pay it before measuring. */
 	struct pl_tuning warm;
 	pl_tuning_get(&warm);
