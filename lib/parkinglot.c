@@ -128,11 +128,11 @@ pli_kind_of(unsigned base)
  * (linked through wake_next, guarded by spare_lock, a leaf lock).  Records
  * are allocated PLI_RECORD_BLOCK at a time, each on cache lines of its
  * own, and never freed: there are never more than the peak number of
- * threads that held one at once, plus a block.  With jemalloc the first
- * allocation of a thread sets up that thread's allocator state, some
- * 100 us of CPU (lockbench W3: 300 new threads each parking once took 3x
- * the CPU of their next run); in blocks, one new thread in
- * PLI_RECORD_BLOCK pays it. */
+ * threads that held one at once, plus a block.  An allocator's first call
+ * in a thread may set up that thread's state (jemalloc's took some 100 us
+ * of CPU, when the library used it: lockbench W3's 300 new threads each
+ * parking once took 3x the CPU of their next run); in blocks, one new
+ * thread in PLI_RECORD_BLOCK pays it. */
 #define RECORD_STRIDE                                                          \
 	((sizeof(struct waiter) + PLI_CACHELINE - 1) &                         \
 	    ~(size_t)(PLI_CACHELINE - 1))

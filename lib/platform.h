@@ -25,7 +25,7 @@
 /* Debug output, compiled and type-checked, removed by the optimizer. */
 static const bool pli_verbose = false;
 
-/* alloc-*.c: cache-line-aligned allocations (jemalloc or posix_memalign).
+/* alloc.c: cache-line-aligned allocations (posix_memalign).
  * pli_alloc_aligned returns zeroed memory or NULL. */
 void *pli_alloc_aligned(size_t size);
 void pli_free_aligned(void *p);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Cache-line-aligned, zeroed internal allocations with posix_memalign
- * (built when configure did not select jemalloc). */
+/* Cache-line-aligned, zeroed internal allocations with posix_memalign:
+ * the bucket tables and the blocks of per-thread records, a few times in
+ * the life of a process. */
 #include <stdlib.h>
 #include <string.h>
 
