@@ -9,7 +9,8 @@
 # With DROPIN set to the path of libparkinglot-pthread.so, each section
 # runs with LD_PRELOAD="$DROPIN" under tools/parkstat (which sets
 # PARKINGLOT_STATS=1), and its report must show parks > 0: the locks of
-# libstdc++ really ran on the parking lot.  Without DROPIN, the sections
+# libstdc++ really ran on the parking lot; and an address of the pthread
+# kind that the section's type is built on.  Without DROPIN, the sections
 # run on glibc and only their own checks count.
 #
 # Run from the top of the build directory by `make check`, like
@@ -94,6 +95,21 @@ for s in $sections; do
 		else
 			show "$tmp/$s.json"
 			not_ok "$s: the drop-in was in effect (parks ${parks:-none})"
+		fi
+		# The kind the report gives the section's lock.
+		case $s in
+		recursive_mutex) kind="pthread_mutex recursive" ;;
+		condition_variable) kind="pthread_cond" ;;
+		shared_mutex) kind="pthread_rwlock" ;;
+		call_once) kind="pthread_once" ;;
+		*) kind="pthread_mutex" ;;
+		esac
+		if grep -q "^    {\"rank\": .*\"kind\": \"$kind\"" \
+		    "$tmp/$s.json"; then
+			ok "$s: an address of kind $kind"
+		else
+			show "$tmp/$s.json"
+			not_ok "$s: an address of kind $kind"
 		fi
 	fi
 done

@@ -4,7 +4,9 @@
 # hot lock, the global pl_mutex_t hot_lock): running a command (JSON and
 # text, exit statuses passed on), attaching to a live process (one report,
 # and -i until the process exits or SIGINT), naming its addresses in each
-# mode (but for a command killed by a signal), and each error.
+# mode (but for a command killed by a signal), their kinds and contended
+# counts, the sampled call sites (symbolized, with source lines), and each
+# error.
 #
 # Run by `make check` from the top of the build directory.  The JSON is
 # checked with grep and sed (parkstat writes one field, or one address,
@@ -133,6 +135,40 @@ case $top in
 *) not_ok "... in the object contended" ;;
 esac
 
+case $top in
+*'"kind": "pl_mutex",'*) ok "... of kind pl_mutex" ;;
+*) not_ok "... of kind pl_mutex" ;;
+esac
+tparks=$(echo "$top" | sed -n 's/.*"parks": \([0-9]*\).*/\1/p')
+tcont=$(echo "$top" | sed -n 's/.*"contended": \([0-9]*\).*/\1/p')
+# A call that found it taken may park more than once (woken to compete,
+# it can lose again): both counts are positive, neither bounds the other.
+check "... found taken by ${tcont:-no} calls, with ${tparks:-no} parks" \
+	test "${tcont:-0}" -gt 0 -a "${tparks:-0}" -gt 0
+
+# The sampled stacks: 1 park in 8 by default; the site that waited
+# longest is hot_lock's, from contended.c's worker.
+check "1 park in 8 sampled ($(top_of "$tmp/run.json" sample_every))" \
+	test "$(top_of "$tmp/run.json" sample_every)" = 8
+site=$(sed -n '/^  "stacks": \[/{n;p;q;}' "$tmp/run.json")
+echo "# first call site: $site"
+case $site in
+*'"rank": 1,'*'"symbol": "hot_lock", "kind": "pl_mutex"'*)
+	ok "the first call site is on hot_lock, a pl_mutex" ;;
+*) not_ok "the first call site is on hot_lock, a pl_mutex" ;;
+esac
+case $site in
+*'"frames": [{"pc": '*'"function": "worker+0x'*'contended.c", "line": '[1-9]*)
+	ok "... its first frame is worker, with its line in contended.c" ;;
+*) not_ok "... its first frame is worker, with its line in contended.c" ;;
+esac
+
+run "$PARKSTAT" --json --sample 0 -o "$tmp/nosample.json" -- "$CONTENDED" \
+	>/dev/null 2>&1
+check "--sample 0: nothing sampled, no call site" \
+	test "$(top_of "$tmp/nosample.json" sample_every)" = 0 -a \
+	"$(sed -n '/^  "stacks": \[/{n;p;q;}' "$tmp/nosample.json")" = "  ],"
+
 # contended printed what pl_stats_get said after joining its workers: the
 # report must show exactly the same figures.
 diff=
@@ -164,10 +200,15 @@ check "parkstat -- contended: status 0 (got $status), text report" \
 	test "$status" -eq 0 -a -s "$tmp/text.err"
 sections=0
 for h in '^queue length at each park' '^addresses by queue length now' \
-    '^time parked per wait' '^most contended addresses'; do
+    '^time parked per wait' '^most contended addresses' \
+    '^call sites that waited longest'; do
 	grep -q "$h" "$tmp/text.err" && sections=$((sections + 1))
 done
-check "the text report has its 4 sections ($sections)" test $sections -eq 4
+check "the text report has its 5 sections ($sections)" test $sections -eq 5
+check "... its first call site on hot_lock, from contended.c" sh -c \
+	'grep -A 3 "^call sites that waited" "$1" | grep -q "on hot_lock" &&
+	 grep -A 3 "^call sites that waited" "$1" |
+	     grep -q "worker+0x.* contended.c:[0-9]"' sh "$tmp/text.err"
 check "the text report draws bars" grep -q '  #' "$tmp/text.err"
 first=$(grep -A 2 '^most contended addresses' "$tmp/text.err" | tail -n 1)
 echo "# first address: $first"
@@ -427,6 +468,11 @@ expect_error "a malformed interval" 2 "invalid interval" -p 1 -i soon
 expect_error "a zero interval" 2 "invalid interval" -p 1 -i 0
 expect_error "a malformed count" 2 "invalid number" -n many -p 1
 expect_error "a malformed sort key" 2 "invalid sort key" -s size -p 1
+expect_error "a malformed number of call sites" 2 "invalid number of call sites" \
+	--stacks -1 -- true
+expect_error "a malformed sampling interval" 2 "invalid sampling interval" \
+	--sample often -- true
+expect_error "--sample with -p" 2 "is for a command" --sample 4 -p 1
 expect_error "-i without -p" 2 "needs -p" -i 1 -- true
 expect_error "-p with a command" 2 "not both" -p 1 -- true
 expect_error "nothing to do" 2 "no command"
