@@ -8,11 +8,13 @@
 #   xz -T4 -1     compress (into several blocks); xz -t; xz -dc gives it
 #   zstd -T4      compress (1 MiB jobs); zstd -t; zstd -dc gives it
 #   pbzip2 -p4    compress; bzip2 -dc (if there) and pbzip2 -dc give it
+#   sysbench      its mutex and threads workloads; their event counts
 #
 # Each of pigz, xz, zstd and pbzip2 reaches pthread_mutex_lock/unlock and
 # pthread_cond_wait (xz through liblzma, zstd through libzstd, both with
 # pthread_cond_timedwait or _signal; pigz with _broadcast; pbzip2 all
-# three).  A program that is not installed is skipped, saying which
+# three; sysbench's workloads are lock and unlock loops).  A program
+# that is not installed is skipped, saying which
 # package to install; the others still run.
 #
 # With DROPIN set to the path of libparkinglot-pthread.so, each run of
@@ -212,9 +214,29 @@ if installed pbzip2 pbzip2; then
 	rm -f "$tmp/data.bz2"
 fi
 
+# sysbench's mutex and threads workloads: 8 threads on one
+# pthread_mutex_t, and 8 threads locking one of 4 mutexes, yielding
+# and unlocking, 100 times an event; sysbench counts the events.
+# events N FILE: sysbench reported N events in all.
+events() {
+	got=$(sed -n 's/^ *total number of events: *\([0-9]*\)$/\1/p' "$2")
+	check "... sysbench counted $1 events (${got:-none})" \
+	    test "${got:-0}" -eq "$1"
+}
+if installed sysbench sysbench; then
+	prog "sysbench mutex, 8 threads, one mutex" "$tmp/out" \
+	    sysbench mutex --threads=8 --mutex-num=1 --mutex-locks=200000 \
+	    --mutex-loops=50 run
+	events 8 "$tmp/out"
+	prog "sysbench threads, 8 threads, 4 mutexes" "$tmp/out" \
+	    sysbench threads --threads=8 --thread-locks=4 --thread-yields=100 \
+	    --events=2000 --time=0 run
+	events 2000 "$tmp/out"
+fi
+
 if test $ran -eq 0; then
-	echo "# none of pigz, xz, zstd, pbzip2 is installed: every test" \
-	    "skipped (apt-get install pigz xz-utils zstd pbzip2)"
+	echo "# none of pigz, xz, zstd, pbzip2, sysbench is installed: every" \
+	    "test skipped (apt-get install pigz xz-utils zstd pbzip2 sysbench)"
 elif test -n "$missing"; then
 	echo "# not installed, skipped:$missing"
 fi
