@@ -18,9 +18,10 @@
  * observer's file.  A hook may run just after the pointer is cleared: an
  * observer keeps its hooks harmless for the life of the process. */
 struct pli_observer {
-	/* A thread found the lock at addr, of kind (kind.h), taken, and
-	 * goes on to spin or park for it (no lock of the lot held). */
-	void (*contended)(const void *addr, unsigned kind);
+	/* A thread found the lock at addr, of base kind base (kind.h:
+	 * pli_kind_of tells what it stands for), taken, and goes on to spin
+	 * or park for it (no lock of the lot held). */
+	void (*contended)(const void *addr, unsigned base);
 	/* A thread is about to park on addr for a lock of kind (kind.h),
 	 * and holds no lock of the lot: a sampled park's chance to look at
 	 * the thread's stack.  Returns a sample (0: none) that the lot keeps
@@ -43,10 +44,6 @@ struct pli_observer {
 
 extern const struct pli_observer *pli_observer;
 
-/* What parks of base kind base are for the calling thread (kind.h;
- * parkinglot.c). */
-unsigned pli_kind_of(unsigned base);
-
 /* The observer, or NULL: one load and a predicted branch. */
 static inline const struct pli_observer *
 pli_observing(void)
@@ -57,13 +54,13 @@ pli_observing(void)
 }
 
 /* For the slow path of a lock, as it begins: base is its base kind
- * (kind.h), which the lot turns into the kind in force. */
+ * (kind.h). */
 static inline void
 pli_event_contended(const void *addr, unsigned base)
 {
 	const struct pli_observer *o = pli_observing();
 	if (o)
-		o->contended(addr, pli_kind_of(base));
+		o->contended(addr, base);
 }
 
 static inline uint32_t

@@ -355,8 +355,9 @@ export_sample(const void *addr, unsigned kind)
 /* ---- the hooks (see export.h) ----------------------------------------- */
 
 static void
-export_contended(const void *addr, unsigned kind)
+export_contended(const void *addr, unsigned base)
 {
+	unsigned kind = pli_kind_of(base);
 	struct plx_shm *s = cur_shm();
 	follow_resets(s);
 	struct plx_slot *sl = slot_of(s, addr, true);

@@ -12,6 +12,9 @@
 
 #include "kind.h"
 
+/* What parks of base kind base are for the calling thread (kind.h). */
+unsigned pli_kind_of(unsigned base);
+
 /* pl_park_until for a primitive of the library: its parks are of kind
  * base (kind.h), or what a layer over it made that base stand for. */
 pl_park_result_t pli_park(unsigned base, const void *addr,
