@@ -1438,7 +1438,7 @@ Test(cond, clockwait_cancelled_while_waiting_holds_mutex_in_cleanup,
 	cr_assert(w.held_in_cleanup, "cleanup ran without the mutex held");
 	cr_assert(!w.returned);
 	cr_assert(count_parked(&c) == 0 && cstate(&c) == 0,
-	    "the cancelled waiter left %d parked, byte %u", count_parked(&c),
+	    "the cancelled waiter left %zu parked, byte %u", count_parked(&c),
 	    cstate(&c));
 	cr_assert(mstate(&m) == 0, "mutex state %u", mstate(&m));
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A stand-in for the part of Criterion that the suites use (Test,
- * TestSuite, cr_assert, cr_assert_fail), for ThreadSanitizer builds only.
+ * TestSuite, cr_assert, cr_assert_fail, cr_assert_str_eq), for ThreadSanitizer builds only.
  *
  * Criterion 2.4.1 cannot start under ThreadSanitizer: its sandbox arena
  * fails to map ("Could not initialize inheritable arena", Criterion issue
@@ -15,6 +15,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct pl_shim_opts {
 	double timeout; /* seconds; 0: the suite's, else the default */
@@ -67,5 +68,9 @@ __attribute__((noreturn, format(printf, 3, 4))) void pl_shim_fail(
 
 #define cr_assert_fail(...)                                                    \
 	pl_shim_fail(__FILE__, __LINE__, "Assertion failed: " __VA_ARGS__)
+
+/* cr_assert_str_eq(a, b): a message of its own is not supported here */
+#define cr_assert_str_eq(a, b)                                                 \
+	cr_assert(strcmp((a), (b)) == 0, "\"%s\" != \"%s\"", (a), (b))
 
 #endif /* PL_TSAN_CRITERION_H */
