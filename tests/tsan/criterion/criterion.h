@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A stand-in for the part of Criterion that the suites use (Test,
- * TestSuite, cr_assert, cr_assert_fail, cr_assert_str_eq), for ThreadSanitizer builds only.
+ * TestSuite, cr_assert, cr_assert_fail, cr_assert_str_eq), for
+ * ThreadSanitizer builds only.
  *
  * Criterion 2.4.1 cannot start under ThreadSanitizer: its sandbox arena
  * fails to map ("Could not initialize inheritable arena", Criterion issue
