@@ -136,13 +136,17 @@
  *             hands the lock to the parked readers although another
  *             writer claims it with WWAIT: a second reader phase while
  *             that writer waits (assertion violated: rph<=1).
-  * BARGE: the reader-preferring entry of the drop-in's default
- *   pthread_rwlock_t (lib/pthread/rwlock.c): an arriving reader enters
- *   whenever no writer holds the lock, past waiting and parked writers,
- *   and takes the slow path only while a writer holds it.  Phase
- *   fairness is given up on purpose (run with -DNO_FAIR); exclusion, the
- *   parked bits and the end state must still hold.  -DBROKEN=7 with it:
- *   the reader enters whatever the word says (a reader beside a writer).
+  * BARGE: the reader entries of the drop-in's default pthread_rwlock_t
+ *   (lib/pthread/rwlock.c).  An arriving reader may enter whenever no
+ *   writer holds the lock, past waiting and parked writers (the C code
+ *   does so only for a trylock, a thread that holds a read lock, or a
+ *   lock opened by a reader that waited its bound: every such entry is
+ *   one of these); and a reader whose timed park ended (the bounded step)
+ *   enters the same way, or else waits again.  Phase fairness is given up
+ *   (run with -DNO_FAIR); exclusion, the parked bits and the end state
+ *   must still hold.  With it, -DBROKEN=7: the arriving reader enters
+ *   whatever the word says; -DBROKEN=8: so does the reader after its
+ *   step (both: a reader beside a writer).
  */
 
 #ifndef NW
@@ -535,7 +539,30 @@ rparked:
 			goto racq
 		:: res == R_TIMED_OUT ->
 			res = 0;
+#ifdef BARGE
+			/* the drop-in's bounded step ended: barge unless a
+			 * writer holds the lock, else wait another step */
+			atomic {
+				if
+#if BROKEN == 8
+				:: true ->
+#else
+				:: !(state & WRITER) ->
+#endif
+					state = state + ONE;
+					entered(me);
+					fair();
+					got = true
+				:: else -> got = false
+				fi
+			};
+			if
+			:: got -> goto racq
+			:: else -> s = state; goto rloop
+			fi
+#else
 			goto rnext
+#endif
 		:: else ->
 			res = 0;
 			s = state;

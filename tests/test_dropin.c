@@ -2356,6 +2356,25 @@ Test(rwlock, read_lock_again_while_a_writer_waits)
 			EXPECT(what, pthread_rwlock_timedrdlock(&l, &dl), 0);
 			EXPECT(what, pthread_rwlock_tryrdlock(&l), 0);
 			expect_other_rw(&l, RW_TRYRD, 0, 0, what);
+			/* A thread that holds no read lock, which this one
+			 * waits for (the join): glibc lets it in at once, the
+			 * drop-in after a bounded wait behind the writer, or
+			 * at its own deadline when that comes first (then
+			 * the lock is open to readers until a writer takes
+			 * it: the second call gets in at once).  A deadlock
+			 * would be ETIMEDOUT. */
+			if (i & 1) {
+				expect_other_rw(
+				    &l, RW_CLOCKRD_MONO, 1, 0, what);
+				expect_other_rw(
+				    &l, RW_TIMEDRD, FAR_MS, 0, what);
+			} else {
+				expect_other_rw(
+				    &l, RW_TIMEDRD, FAR_MS, 0, what);
+				expect_other_rw(
+				    &l, RW_CLOCKRD_MONO, 1, 0, what);
+			}
+			expect_other_rw(&l, RW_RD, 0, 0, what);
 			EXPECT(what, pthread_rwlock_unlock(&l), 0);
 			EXPECT(what, pthread_rwlock_unlock(&l), 0);
 		} else {
@@ -2375,6 +2394,114 @@ Test(rwlock, read_lock_again_while_a_writer_waits)
 		    en(w.unlock_rc));
 		EXPECT(what, pthread_rwlock_destroy(&l), 0);
 	}
+}
+
+/* One locker of rwlock_queue_rounds: its place in the order of entry,
+ * and how long its call took. */
+struct seqrw {
+	pthread_rwlock_t *l;
+	enum rwop op;
+	int *order;
+	pid_t tid;
+	int got, place;
+	int rc, unlock_rc;
+	long long took_ns;
+};
+
+static void *
+seqrw_main(void *arg)
+{
+	struct seqrw *s = arg;
+	struct timespec t0;
+
+	dropin_record_tid(&s->tid);
+	t0 = dropin_now(CLOCK_MONOTONIC);
+	s->rc = rw_do(s->l, s->op, FAR_MS, NULL);
+	s->took_ns = dropin_ts_diff_ns(t0, dropin_now(CLOCK_MONOTONIC));
+	if (s->rc == 0) {
+		s->place = dropin_inc(s->order); /* inside the lock */
+		s->unlock_rc = pthread_rwlock_unlock(s->l);
+	}
+	dropin_store(&s->got, 1);
+	return NULL;
+}
+
+/* Waits at most DROPIN_WAIT_MS until s got its lock or sleeps in the
+ * kernel. */
+static bool
+seqrw_got_or_blocked(struct seqrw *s)
+{
+	struct timespec dl = dropin_deadline(CLOCK_MONOTONIC, DROPIN_WAIT_MS);
+	unsigned polls = 0;
+	int in_a_row = 0;
+
+	while (!dropin_load(&s->got)) {
+		pid_t tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
+		in_a_row = tid != 0 && dropin_task_state(tid) == 'S'
+		    ? in_a_row + 1
+		    : 0;
+		if (in_a_row >= 2)
+			return true;
+		if (dropin_reached(CLOCK_MONOTONIC, dl))
+			return false;
+		dropin_poll_pause(&polls);
+	}
+	return true;
+}
+
+/* The drop-in's bound on a reader's wait behind a waiting writer
+ * (lib/pthread/rwlock.c, RD_BOUND_NS). */
+#define RD_BOUND_NS 2000000LL
+
+/*
+ * A reader that holds no read lock arrives at a default rwlock that
+ * another thread read-locks while a writer waits.  glibc lets it in at
+ * once, ahead of the writer.  The drop-in queues it behind the writer,
+ * as pl_rwlock does, so that a stream of readers cannot starve the
+ * writers; but never for more than its bound, after which it gets in
+ * anyway.  The holder lets go as soon as the reader got in or sleeps; a
+ * round in which the reader waited the bound (the holder was slow to
+ * let go) tells nothing and is run again.
+ */
+Test(rwlock, a_reader_holding_none_and_a_waiting_writer)
+{
+	static pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+	const bool dropin = dropin_active();
+	int told = 0;
+
+	for (int round = 0; round < 50 && told < 3; round++) {
+		int order = 0;
+		struct seqrw w = { .l = &l, .op = RW_WR, .order = &order };
+		struct seqrw r = { .l = &l, .op = RW_RD, .order = &order };
+		pthread_t wt, rt;
+
+		cr_assert(pthread_rwlock_rdlock(&l) == 0);
+		wt = spawn(seqrw_main, &w);
+		cr_assert(
+		    dropin_wait_blocked(&w.tid), "the writer did not block");
+		rt = spawn(seqrw_main, &r);
+		cr_assert(seqrw_got_or_blocked(&r),
+		    "the reader neither got the lock nor blocked");
+		cr_assert(pthread_rwlock_unlock(&l) == 0);
+		join_thread(wt, "writer");
+		join_thread(rt, "reader");
+		cr_assert(w.rc == 0 && w.unlock_rc == 0 && r.rc == 0 &&
+		        r.unlock_rc == 0,
+		    "writer %s/%s, reader %s/%s", en(w.rc), en(w.unlock_rc),
+		    en(r.rc), en(r.unlock_rc));
+		if (!dropin) {
+			cr_assert(r.place < w.place,
+			    "glibc: the reader got in after the writer");
+			told++;
+		} else if (r.took_ns < RD_BOUND_NS) {
+			cr_assert(w.place < r.place,
+			    "the reader got in ahead of the waiting writer "
+			    "after %lld us",
+			    r.took_ns / 1000);
+			told++;
+		}
+	}
+	cr_assert(told > 0, "in no round did the holder let go in time");
 }
 
 /* Writers keep a == b under the write lock; readers check it. */

@@ -5,28 +5,46 @@
  * Kinds, as glibc's: PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP is the
  * phase-fair pl_rwlock_t as it is (an arriving reader waits behind a
  * waiting writer).  The default, PREFER_READER_NP (and PREFER_WRITER_NP,
- * which glibc treats the same), must let a thread that holds a read lock
- * take it again while a writer waits, as POSIX allows and programs do:
- * so a reader enters whenever no writer holds the lock, past waiting
- * writers, with the same CAS on the word as pl_rwlock_tryrdlock (the
- * encoding is public), and takes pl_rwlock's own path, parking, only
- * while a writer holds it.  Every reader, not only one that holds a read
- * lock already: a reader may wait for another thread that needs a read
- * lock while a writer waits, which glibc's default lets through.  The
- * price is glibc's too: a stream of readers starves the writers
- * (lockbench W6 with --dropin: writes 1% of the operations at 16
- * threads, the total a third of pl_rwlock's).  A count per thread of the
- * read locks it holds, letting only those past waiting writers, gave 72-88%
- * of pl_rwlock's throughput with fair shares, but departed from glibc
- * there (tests/test_dropin: another thread's tryrdlock while a writer
- * waits is EBUSY instead of 0).  The writer is recorded (pthread_self()) for
- * EDEADLK on the writer's own rdlock or wrlock, and so that unlock knows
- * which lock the caller holds.  Unlocking a lock the caller holds in
- * neither way returns EPERM (glibc's would corrupt it).
+ * which glibc treats the same), must never make a reader wait for a
+ * writer that does not hold the lock, for then it can deadlock: a thread
+ * that holds a read lock takes it again while a writer waits (POSIX
+ * allows it and programs do it), or a reader waits for another thread
+ * that needs a read lock first.  glibc lets every reader in while no
+ * writer holds the lock, and pays with starving writers (lockbench W6:
+ * writes 1% of the operations at 16 threads, the total a third of
+ * pl_rwlock's).  Here a reader of the default kind enters past waiting
+ * writers ("barges", with the same CAS on the word as
+ * pl_rwlock_tryrdlock; the encoding is public) when
+ *
+ *   - it only tries (pthread_rwlock_tryrdlock): it cannot wait;
+ *   - the thread holds a read lock already (rd_held below, a count per
+ *     thread of the read locks it holds on the lot's rwlocks);
+ *   - the lock is open: a reader of it waited RD_BOUND_NS behind a
+ *     waiting writer and then barged; the next writer to take the lock
+ *     closes it (drw.open);
+ *   - it waited RD_BOUND_NS, or to its own deadline, behind a waiting
+ *     writer (then it opens the lock).
+ *
+ * Otherwise it waits on pl_rwlock's phase-fair path, in the bounded
+ * steps of the last rule.  So no reader waits on a writer that does not
+ * hold the lock for more than RD_BOUND_NS once per writer phase (whatever
+ * the readers wait for, they get in, as with glibc, a little later), a
+ * timed reader gets what glibc's gets at its deadline, and under plain
+ * contention the readers queue behind the writers as in pl_rwlock (the
+ * phases alternate).  Every reader entry is one of pl_rwlock's or the
+ * barging CAS, whose exclusion and parked bits model/rwlock.pml checks
+ * with -DBARGE (there a reader may barge at every arrival, which covers
+ * these rules).
+ *
+ * The writer is recorded (pthread_self()) for EDEADLK on the writer's own
+ * rdlock or wrlock, and so that unlock knows which lock the caller holds.
+ * Unlocking a lock the caller holds in neither way returns EPERM (glibc's
+ * would corrupt it).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "dropin.h"
 
@@ -72,13 +90,37 @@ pthread_rwlock_destroy(pthread_rwlock_t *l)
 	return 0;
 }
 
-/* A reader of a reader-preferring lock: in unless a writer holds it. */
+/* How long a reader of the default kind waits behind a waiting writer
+ * before it barges: a writer phase, with room for a holder that lost its
+ * CPU on an oversubscribed machine. */
+#define RD_BOUND_NS 2000000L
+
+/* The read locks this thread holds on the lot's rwlocks (any of them):
+ * such a thread never waits for a writer that does not hold the lock.
+ * Initial-exec: the drop-in is loaded with the program, and the count
+ * is touched on every read lock and unlock. */
+static __thread unsigned long rd_held
+    __attribute__((tls_model("initial-exec")));
+
+static inline int
+rd_entered(void)
+{
+	rd_held++;
+	return 0;
+}
+
 static inline bool
+prefers_readers(struct drw *d)
+{
+	return __atomic_load_n(&d->flags, __ATOMIC_RELAXED) !=
+	    PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+}
+
+/* A reader of the default kind past waiting writers: in unless a writer
+ * holds the lock. */
+static bool
 barge(struct drw *d)
 {
-	if (__atomic_load_n(&d->flags, __ATOMIC_RELAXED) ==
-	    PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP)
-		return false;
 	pl_rwlock_t *l = &d->lock;
 	PL_TSAN_PRE_LOCK(l, PL_TSAN_READ | PL_TSAN_TRY);
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
@@ -94,6 +136,42 @@ barge(struct drw *d)
 	PL_TSAN_POST_LOCK(
 	    l, PL_TSAN_READ | PL_TSAN_TRY | (ok ? 0 : PL_TSAN_TRY_FAILED));
 	return ok;
+}
+
+static inline bool
+ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec ||
+	    (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/*
+ * A reader of the default kind that must wait: on pl_rwlock's path in
+ * steps of RD_BOUND_NS on clock, barging after each step that ends with
+ * no writer holding the lock.  deadline: the caller's, or NULL.
+ */
+static int
+rdlock_bounded(struct drw *d, clockid_t clock, const struct timespec *deadline)
+{
+	for (;;) {
+		struct timespec step;
+		clock_gettime(clock, &step);
+		step.tv_nsec += RD_BOUND_NS;
+		if (step.tv_nsec >= 1000000000L) {
+			step.tv_nsec -= 1000000000L;
+			step.tv_sec++;
+		}
+		bool last = deadline && !ts_before(&step, deadline);
+		if (pl_rwlock_clockrdlock(
+		        &d->lock, clock, last ? deadline : &step) == 0)
+			return 0;
+		if (barge(d)) {
+			__atomic_store_n(&d->open, 1, __ATOMIC_RELAXED);
+			return 0;
+		}
+		if (last)
+			return ETIMEDOUT;
+	}
 }
 
 enum how { LOCK, TRY, TIMED };
@@ -113,23 +191,31 @@ rdlock(pthread_rwlock_t *l, enum how how, clockid_t clock,
 	if (how == TIMED &&
 	    (!dropin_clock_ok(clock) || !dropin_nsec_ok(deadline)))
 		return EINVAL;
-	if (pl_rwlock_tryrdlock(&d->lock) || barge(d))
-		return 0;
+	if (PL_LIKELY(pl_rwlock_tryrdlock(&d->lock)))
+		return rd_entered();
+	bool fair = prefers_readers(d);
+	if (fair &&
+	    (how == TRY || rd_held ||
+	        __atomic_load_n(&d->open, __ATOMIC_RELAXED)) &&
+	    barge(d))
+		return rd_entered();
 	if (how == TRY)
 		return EBUSY;
 	if (writer(d) == pthread_self())
 		return EDEADLK;
 	int rc = 0;
+	struct timespec buf;
 	pl__park_as(PLI_KIND_PL_RWLOCK, PLI_KIND_PTHREAD_RWLOCK);
-	if (how == LOCK) {
+	if (fair)
+		rc = rdlock_bounded(d, how == LOCK ? CLOCK_MONOTONIC : clock,
+		    how == LOCK ? NULL : dropin_deadline(deadline, &buf));
+	else if (how == LOCK)
 		pl_rwlock_rdlock(&d->lock);
-	} else {
-		struct timespec buf;
+	else
 		rc = pl_rwlock_clockrdlock(
 		    &d->lock, clock, dropin_deadline(deadline, &buf));
-	}
 	pl__park_as(PLI_KIND_PL_RWLOCK, 0);
-	return rc;
+	return rc ? rc : rd_entered();
 }
 
 static int
@@ -167,6 +253,8 @@ wrlock(pthread_rwlock_t *l, enum how how, clockid_t clock,
 			return rc;
 	}
 	__atomic_store_n(&d->writer, self, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&d->open, __ATOMIC_RELAXED))
+		__atomic_store_n(&d->open, 0, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -234,6 +322,8 @@ pthread_rwlock_unlock(pthread_rwlock_t *l)
 	if (__atomic_load_n(&d->lock.state, __ATOMIC_RELAXED) <
 	    PL_RWLOCK_ONE_READER)
 		return EPERM; /* held by nobody as a reader */
+	if (rd_held)          /* 0 if another thread took it: no barging then */
+		rd_held--;
 	pl_rwlock_rdunlock(&d->lock);
 	return 0;
 }
