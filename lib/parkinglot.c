@@ -58,6 +58,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,8 +88,10 @@ struct waiter {
 	uintptr_t unpark_token;
 	uint64_t enqueue_ns;
 	bool queued;
+	bool by_sem;     /* this park sleeps on sem (a cancellation point) */
 	uint32_t futex;  /* the wake word, see above */
 	uint32_t sample; /* the observer's, for this park (events.h) */
+	sem_t sem;       /* per-thread records only: see sleep_cancellable */
 };
 
 static __thread struct waiter *self;
@@ -367,8 +370,14 @@ fair_due(struct bucket *b, uint64_t now)
 static void
 wake(struct waiter *w)
 {
-	if (__atomic_exchange_n(&w->futex, 0, __ATOMIC_RELEASE) == 2)
-		pli_futex_wake(&w->futex, 1);
+	/* Read before the exchange, after which w may park again. */
+	bool by_sem = w->by_sem;
+	if (__atomic_exchange_n(&w->futex, 0, __ATOMIC_RELEASE) == 2) {
+		if (by_sem)
+			sem_post(&w->sem);
+		else
+			pli_futex_wake(&w->futex, 1);
+	}
 }
 
 static void
@@ -490,6 +499,7 @@ record_get(void)
 		spare = w->wake_next;
 		pli_word_unlock(&spare_lock);
 		memset(w, 0, sizeof *w);
+		sem_init(&w->sem, 0, 0);
 		return w;
 	}
 	char *b = pli_alloc_aligned(PLI_RECORD_BLOCK * RECORD_STRIDE);
@@ -501,6 +511,7 @@ record_get(void)
 			spare = r;
 		}
 		records += PLI_RECORD_BLOCK;
+		sem_init(&((struct waiter *)b)->sem, 0, 0);
 	}
 	pli_word_unlock(&spare_lock);
 	return (struct waiter *)b;
@@ -681,6 +692,20 @@ spin_on(struct waiter *w)
 	}
 }
 
+/* One sleep of a park by semaphore: a cancellation point, as glibc's
+ * sem_wait is.  0 for a post (maybe one left over from an earlier park:
+ * the caller checks its wake word) or a signal. */
+static int
+sem_sleep(struct waiter *w, clockid_t clock, const struct timespec *deadline)
+{
+	int saved = errno, rc = 0;
+	if (deadline ? sem_clockwait(&w->sem, clock, deadline)
+	             : sem_wait(&w->sem))
+		rc = errno == ETIMEDOUT ? ETIMEDOUT : 0;
+	errno = saved;
+	return rc;
+}
+
 static int
 sleep_on(struct waiter *w, clockid_t clock, const struct timespec *deadline,
     bool watch)
@@ -695,11 +720,23 @@ sleep_on(struct waiter *w, clockid_t clock, const struct timespec *deadline,
 			continue;
 		/* EINTR and spurious wakes loop: signals never shorten a
 		 * park; the deadline is absolute, so restarting is exact. */
-		if (pli_futex_wait_on(&w->futex, 2, clock, deadline) ==
-		    ETIMEDOUT)
+		if ((w->by_sem ? sem_sleep(w, clock, deadline)
+		               : pli_futex_wait_on(&w->futex, 2, clock,
+		                     deadline)) == ETIMEDOUT)
 			return ETIMEDOUT;
 	}
 	return 0;
+}
+
+/* sleep_on, never a cancellation point (the wait for a waker that has
+ * dequeued w: it sets the wake word right after unlocking). */
+static void
+sleep_uncancellable(struct waiter *w)
+{
+	int state;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+	sleep_on(w, CLOCK_MONOTONIC, NULL, false);
+	pthread_setcancelstate(state, NULL);
 }
 
 /*
@@ -719,7 +756,7 @@ leave_queue(struct waiter *w,
 	struct bucket *b = lock_waiter_bucket(w, &addr);
 	if (!w->queued) {
 		bucket_unlock(b);
-		sleep_on(w, CLOCK_MONOTONIC, NULL, false);
+		sleep_uncancellable(w);
 		return false;
 	}
 	struct waiter **link;
@@ -741,15 +778,30 @@ leave_queue(struct waiter *w,
 
 /*
  * Cancellation (pl_park_until with a cancelled callback).  The sleep is
- * the only part of a park that may be cancelled: it runs with the
- * thread's cancel type asynchronous, as glibc runs the system call of
- * each of its cancellation points, and the window holds nothing but
- * loads, a CAS and the futex system call, none of which leaves a lock or
- * a half-made change behind.  Whatever instruction the cancellation
- * interrupts, park_cancelled (a cleanup handler, registered by its stack
- * frame, so that it runs wherever in the window the signal lands) finds
- * the waiter queued, dequeued by a waker that has not yet set its wake
- * word, or woken, and leave_queue sorts the three out as for a timeout.
+ * the only part of a park that may be cancelled.  A thread with a record
+ * of its own sleeps on its record's semaphore (by_sem: the waker posts it
+ * instead of a FUTEX_WAKE), in sem_wait or sem_clockwait, which are
+ * glibc's own cancellation points.  They act on a cancellation only
+ * inside the system call, and make sure that a SIGCANCEL already sent
+ * has arrived before they return, so that a cancellation either ends the
+ * park or is left pending for the thread's next cancellation point, as
+ * with pthread_cond_wait.  (The library used to sleep with the thread's
+ * cancel type asynchronous around the futex call instead.  A canceller
+ * that saw the type asynchronous but sent its signal only after the
+ * sleeper had switched back could have it land after the thread's
+ * function had returned, and pthread_join then gave PTHREAD_CANCELED for
+ * a thread that had not been cancelled: tests/test_dropin,
+ * cancel::a_cancelled_waiter_never_swallows_a_signal, 1 run in some
+ * tens.)  A post may come late, after the park ended (see wake): every
+ * sleep rechecks its wake word, and records are never freed.  A stack
+ * record cannot take a late write, so a thread parked on one (no memory
+ * for a record, or a key destructor at exit) still sleeps with the type
+ * asynchronous around the futex call: that window holds nothing but
+ * loads, a CAS and the system call, none of which leaves a lock or a
+ * half-made change behind.  Either way park_cancelled, a cleanup handler
+ * registered by this stack frame, finds the waiter queued, dequeued by a
+ * waker that has not yet set its wake word, or woken, and leave_queue
+ * sorts the three out as for a timeout.
  */
 struct cancel_point {
 	struct waiter *w;
@@ -779,10 +831,15 @@ sleep_cancellable(struct waiter *w, clockid_t clock,
 {
 	int rc, type;
 	pthread_cleanup_push(park_cancelled, cp);
-	/* Acts at once on a cancellation already pending. */
-	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);
-	rc = sleep_on(w, clock, deadline, watch);
-	pthread_setcanceltype(type, NULL);
+	if (w->by_sem) {
+		pthread_testcancel(); /* one already pending, at once */
+		rc = sleep_on(w, clock, deadline, watch);
+	} else {
+		/* Acts at once on a cancellation already pending. */
+		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);
+		rc = sleep_on(w, clock, deadline, watch);
+		pthread_setcanceltype(type, NULL);
+	}
 	pthread_cleanup_pop(0);
 	return rc;
 }
@@ -820,6 +877,7 @@ pli_park(unsigned base, const void *addr, bool (*validate)(void *ctx),
 		return res;
 	}
 	w->sample = sample;
+	w->by_sem = cancelled && w != &fallback;
 	w->park_token = park_token;
 	w->unpark_token = PL_UNPARK_TOKEN_DEFAULT;
 	w->queued = true;
