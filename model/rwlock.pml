@@ -139,9 +139,8 @@
   * BARGE: the reader entries of the drop-in's default pthread_rwlock_t
  *   (lib/pthread/rwlock.c).  An arriving reader may enter whenever no
  *   writer holds the lock, past waiting and parked writers (the C code
- *   does so only for a trylock, a thread that holds a read lock, or a
- *   lock opened by a reader that waited its bound: every such entry is
- *   one of these); and a reader whose timed park ended (the bounded step)
+ *   does so only for a trylock or a thread that holds a read lock); and
+ *   a reader whose timed park ended (the bounded step)
  *   enters the same way, or else waits again.  Phase fairness is given up
  *   (run with -DNO_FAIR); exclusion, the parked bits and the end state
  *   must still hold.  With it, -DBROKEN=7: the arriving reader enters

@@ -2359,21 +2359,10 @@ Test(rwlock, read_lock_again_while_a_writer_waits)
 			/* A thread that holds no read lock, which this one
 			 * waits for (the join): glibc lets it in at once, the
 			 * drop-in after a bounded wait behind the writer, or
-			 * at its own deadline when that comes first (then
-			 * the lock is open to readers until a writer takes
-			 * it: the second call gets in at once).  A deadlock
-			 * would be ETIMEDOUT. */
-			if (i & 1) {
-				expect_other_rw(
-				    &l, RW_CLOCKRD_MONO, 1, 0, what);
-				expect_other_rw(
-				    &l, RW_TIMEDRD, FAR_MS, 0, what);
-			} else {
-				expect_other_rw(
-				    &l, RW_TIMEDRD, FAR_MS, 0, what);
-				expect_other_rw(
-				    &l, RW_CLOCKRD_MONO, 1, 0, what);
-			}
+			 * at its own deadline when that comes first.  A
+			 * deadlock would be ETIMEDOUT. */
+			expect_other_rw(&l, RW_CLOCKRD_MONO, 1, 0, what);
+			expect_other_rw(&l, RW_TIMEDRD, FAR_MS, 0, what);
 			expect_other_rw(&l, RW_RD, 0, 0, what);
 			EXPECT(what, pthread_rwlock_unlock(&l), 0);
 			EXPECT(what, pthread_rwlock_unlock(&l), 0);

@@ -32,7 +32,6 @@
  *                    36..39      bit 0 process-shared (glibc's), bit 1
  *                                CLOCK_MONOTONIC       (__wrefs)
  *   pthread_rwlock_t 0..7        pl_rwlock_t           (__readers etc.)
- *                    8..11       open to barging readers (__wrphase_futex)
  *                    28..31      process-shared (glibc's, __shared)
  *                    40..47      writer, pthread_self() (__pad2)
  *                    48..51      kind (preference)     (__flags)
@@ -91,8 +90,7 @@ _Static_assert(
 
 struct drw {
 	pl_rwlock_t lock;
-	unsigned int open; /* readers barge past waiting writers: rwlock.c */
-	unsigned char pad0[16];
+	unsigned char pad0[20];
 	int shared;
 	unsigned char pad1[8];
 	pthread_t writer;
@@ -100,9 +98,6 @@ struct drw {
 	unsigned int pad2;
 };
 _Static_assert(sizeof(struct drw) == sizeof(pthread_rwlock_t), "rwlock size");
-_Static_assert(offsetof(struct drw, open) ==
-        offsetof(pthread_rwlock_t, __data.__wrphase_futex),
-    "rwlock open");
 _Static_assert(
     offsetof(struct drw, shared) == offsetof(pthread_rwlock_t, __data.__shared),
     "rwlock shared");

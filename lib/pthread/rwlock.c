@@ -19,22 +19,20 @@
  *   - it only tries (pthread_rwlock_tryrdlock): it cannot wait;
  *   - the thread holds a read lock already (rd_held below, a count per
  *     thread of the read locks it holds on the lot's rwlocks);
- *   - the lock is open: a reader of it waited RD_BOUND_NS behind a
- *     waiting writer and then barged; the next writer to take the lock
- *     closes it (drw.open);
  *   - it waited RD_BOUND_NS, or to its own deadline, behind a waiting
- *     writer (then it opens the lock).
+ *     writer.
  *
- * Otherwise it waits on pl_rwlock's phase-fair path, in the bounded
- * steps of the last rule.  So no reader waits on a writer that does not
- * hold the lock for more than RD_BOUND_NS once per writer phase (whatever
- * the readers wait for, they get in, as with glibc, a little later), a
- * timed reader gets what glibc's gets at its deadline, and under plain
- * contention the readers queue behind the writers as in pl_rwlock (the
- * phases alternate).  Every reader entry is one of pl_rwlock's or the
- * barging CAS, whose exclusion and parked bits model/rwlock.pml checks
- * with -DBARGE (there a reader may barge at every arrival, which covers
- * these rules).
+ * Otherwise it waits on pl_rwlock's phase-fair path, in steps of
+ * RD_BOUND_NS, and after each step that ends with no writer holding the
+ * lock it barges.  So no reader waits more than RD_BOUND_NS for a writer
+ * that does not hold the lock (whatever the readers wait for, they get
+ * in, as with glibc, a little later), a timed reader gets what glibc's
+ * gets at its deadline, and under plain contention the readers queue
+ * behind the writers as in pl_rwlock (the phases alternate).  Every
+ * reader entry is one of pl_rwlock's or the barging CAS, whose exclusion
+ * and parked bits model/rwlock.pml checks with -DBARGE (there a reader
+ * may barge at every arrival and after every step, which covers these
+ * rules).
  *
  * The writer is recorded (pthread_self()) for EDEADLK on the writer's own
  * rdlock or wrlock, and so that unlock knows which lock the caller holds.
@@ -102,6 +100,19 @@ pthread_rwlock_destroy(pthread_rwlock_t *l)
 static __thread unsigned long rd_held
     __attribute__((tls_model("initial-exec")));
 
+/* pthread_self(), cached: the unlock asks it of every writer, and glibc's
+ * is a call into libc.  (A fork child's thread keeps its pthread_t.) */
+static __thread pthread_t self_id __attribute__((tls_model("initial-exec")));
+
+static inline pthread_t
+me(void)
+{
+	pthread_t t = self_id;
+	if (PL_UNLIKELY(!t))
+		t = self_id = pthread_self();
+	return t;
+}
+
 static inline int
 rd_entered(void)
 {
@@ -165,10 +176,8 @@ rdlock_bounded(struct drw *d, clockid_t clock, const struct timespec *deadline)
 		if (pl_rwlock_clockrdlock(
 		        &d->lock, clock, last ? deadline : &step) == 0)
 			return 0;
-		if (barge(d)) {
-			__atomic_store_n(&d->open, 1, __ATOMIC_RELAXED);
+		if (barge(d))
 			return 0;
-		}
 		if (last)
 			return ETIMEDOUT;
 	}
@@ -176,32 +185,29 @@ rdlock_bounded(struct drw *d, clockid_t clock, const struct timespec *deadline)
 
 enum how { LOCK, TRY, TIMED };
 
-static int
-rdlock(pthread_rwlock_t *l, enum how how, clockid_t clock,
+/* The calls on a process-shared lock: glibc's. */
+static __attribute__((noinline)) int
+rdlock_glibc(pthread_rwlock_t *l, enum how how, clockid_t clock,
     const struct timespec *deadline)
 {
-	struct drw *d = drw(l);
-	if (PL_UNLIKELY(is_glibc(l))) {
-		if (how == LOCK)
-			return REAL(pthread_rwlock_rdlock)(l);
-		if (how == TRY)
-			return REAL(pthread_rwlock_tryrdlock)(l);
-		return REAL(pthread_rwlock_clockrdlock)(l, clock, deadline);
-	}
-	if (how == TIMED &&
-	    (!dropin_clock_ok(clock) || !dropin_nsec_ok(deadline)))
-		return EINVAL;
-	if (PL_LIKELY(pl_rwlock_tryrdlock(&d->lock)))
-		return rd_entered();
+	if (how == LOCK)
+		return REAL(pthread_rwlock_rdlock)(l);
+	if (how == TRY)
+		return REAL(pthread_rwlock_tryrdlock)(l);
+	return REAL(pthread_rwlock_clockrdlock)(l, clock, deadline);
+}
+
+/* A reader that did not get in at once (the rules at the top). */
+static __attribute__((noinline)) int
+rdlock_slow(struct drw *d, enum how how, clockid_t clock,
+    const struct timespec *deadline)
+{
 	bool fair = prefers_readers(d);
-	if (fair &&
-	    (how == TRY || rd_held ||
-	        __atomic_load_n(&d->open, __ATOMIC_RELAXED)) &&
-	    barge(d))
+	if (fair && (how == TRY || rd_held) && barge(d))
 		return rd_entered();
 	if (how == TRY)
 		return EBUSY;
-	if (writer(d) == pthread_self())
+	if (writer(d) == me())
 		return EDEADLK;
 	int rc = 0;
 	struct timespec buf;
@@ -218,44 +224,74 @@ rdlock(pthread_rwlock_t *l, enum how how, clockid_t clock,
 	return rc ? rc : rd_entered();
 }
 
-static int
+static inline int
+rdlock(pthread_rwlock_t *l, enum how how, clockid_t clock,
+    const struct timespec *deadline)
+{
+	struct drw *d = drw(l);
+	if (PL_UNLIKELY(is_glibc(l)))
+		return rdlock_glibc(l, how, clock, deadline);
+	if (how == TIMED &&
+	    (!dropin_clock_ok(clock) || !dropin_nsec_ok(deadline)))
+		return EINVAL;
+	if (PL_LIKELY(pl_rwlock_tryrdlock(&d->lock)))
+		return rd_entered();
+	return rdlock_slow(d, how, clock, deadline);
+}
+
+static __attribute__((noinline)) int
+wrlock_glibc(pthread_rwlock_t *l, enum how how, clockid_t clock,
+    const struct timespec *deadline)
+{
+	if (how == LOCK)
+		return REAL(pthread_rwlock_wrlock)(l);
+	if (how == TRY)
+		return REAL(pthread_rwlock_trywrlock)(l);
+	return REAL(pthread_rwlock_clockwrlock)(l, clock, deadline);
+}
+
+/* The writer holds the lock: say who. */
+static inline int
+wr_entered(struct drw *d)
+{
+	__atomic_store_n(&d->writer, me(), __ATOMIC_RELAXED);
+	return 0;
+}
+
+static __attribute__((noinline)) int
+wrlock_slow(struct drw *d, enum how how, clockid_t clock,
+    const struct timespec *deadline)
+{
+	if (how == TRY)
+		return EBUSY;
+	if (writer(d) == me())
+		return EDEADLK;
+	int rc = 0;
+	pl__park_as(PLI_KIND_PL_RWLOCK, PLI_KIND_PTHREAD_RWLOCK);
+	if (how == LOCK) {
+		pl_rwlock_wrlock(&d->lock);
+	} else {
+		struct timespec buf;
+		rc = pl_rwlock_clockwrlock(
+		    &d->lock, clock, dropin_deadline(deadline, &buf));
+	}
+	pl__park_as(PLI_KIND_PL_RWLOCK, 0);
+	return rc ? rc : wr_entered(d);
+}
+
+static inline int
 wrlock(pthread_rwlock_t *l, enum how how, clockid_t clock,
     const struct timespec *deadline)
 {
 	struct drw *d = drw(l);
-	if (PL_UNLIKELY(is_glibc(l))) {
-		if (how == LOCK)
-			return REAL(pthread_rwlock_wrlock)(l);
-		if (how == TRY)
-			return REAL(pthread_rwlock_trywrlock)(l);
-		return REAL(pthread_rwlock_clockwrlock)(l, clock, deadline);
-	}
+	if (PL_UNLIKELY(is_glibc(l)))
+		return wrlock_glibc(l, how, clock, deadline);
 	if (how == TIMED &&
 	    (!dropin_clock_ok(clock) || !dropin_nsec_ok(deadline)))
 		return EINVAL;
-	pthread_t self = pthread_self();
-	if (!pl_rwlock_trywrlock(&d->lock)) {
-		if (how == TRY)
-			return EBUSY;
-		if (writer(d) == self)
-			return EDEADLK;
-		int rc = 0;
-		pl__park_as(PLI_KIND_PL_RWLOCK, PLI_KIND_PTHREAD_RWLOCK);
-		if (how == LOCK) {
-			pl_rwlock_wrlock(&d->lock);
-		} else {
-			struct timespec buf;
-			rc = pl_rwlock_clockwrlock(
-			    &d->lock, clock, dropin_deadline(deadline, &buf));
-		}
-		pl__park_as(PLI_KIND_PL_RWLOCK, 0);
-		if (rc)
-			return rc;
-	}
-	__atomic_store_n(&d->writer, self, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&d->open, __ATOMIC_RELAXED))
-		__atomic_store_n(&d->open, 0, __ATOMIC_RELAXED);
-	return 0;
+	if (PL_LIKELY(pl_rwlock_trywrlock(&d->lock)))
+		return wr_entered(d);
+	return wrlock_slow(d, how, clock, deadline);
 }
 
 int
@@ -314,7 +350,8 @@ pthread_rwlock_unlock(pthread_rwlock_t *l)
 	struct drw *d = drw(l);
 	if (PL_UNLIKELY(is_glibc(l)))
 		return REAL(pthread_rwlock_unlock)(l);
-	if (writer(d) == pthread_self()) {
+	pthread_t w = writer(d); /* 0 while readers hold it */
+	if (w != 0 && w == me()) {
 		__atomic_store_n(&d->writer, 0, __ATOMIC_RELAXED);
 		pl_rwlock_wrunlock(&d->lock);
 		return 0;
