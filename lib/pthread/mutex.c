@@ -159,7 +159,7 @@ pthread_mutex_lock(pthread_mutex_t *m)
 	if (PL_LIKELY(kind == PTHREAD_MUTEX_NORMAL ||
 	        kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {
 		pl_mutex_t *l = &dm(m)->lock;
-		if (single_threaded() && l->state == 0) {
+		if (PL_LIKELY(single_threaded() && l->state == 0)) {
 			l->state = PL_MUTEX_LOCKED;
 			return 0;
 		}
@@ -233,7 +233,8 @@ pthread_mutex_unlock(pthread_mutex_t *m)
 	        kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {
 		pl_mutex_t *l = &dm(m)->lock;
 		unsigned char locked = PL_MUTEX_LOCKED;
-		if (single_threaded() && l->state == PL_MUTEX_LOCKED) {
+		if (PL_LIKELY(
+		        single_threaded() && l->state == PL_MUTEX_LOCKED)) {
 			l->state = 0;
 			return 0;
 		}
