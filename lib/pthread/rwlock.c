@@ -202,8 +202,8 @@ static __attribute__((noinline)) int
 rdlock_slow(struct drw *d, enum how how, clockid_t clock,
     const struct timespec *deadline)
 {
-	bool fair = prefers_readers(d);
-	if (fair && (how == TRY || rd_held) && barge(d))
+	bool reader_pref = prefers_readers(d);
+	if (reader_pref && (how == TRY || rd_held) && barge(d))
 		return rd_entered();
 	if (how == TRY)
 		return EBUSY;
@@ -212,7 +212,7 @@ rdlock_slow(struct drw *d, enum how how, clockid_t clock,
 	int rc = 0;
 	struct timespec buf;
 	pl__park_as(PLI_KIND_PL_RWLOCK, PLI_KIND_PTHREAD_RWLOCK);
-	if (fair)
+	if (reader_pref)
 		rc = rdlock_bounded(d, how == LOCK ? CLOCK_MONOTONIC : clock,
 		    how == LOCK ? NULL : dropin_deadline(deadline, &buf));
 	else if (how == LOCK)
