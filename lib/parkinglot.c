@@ -693,15 +693,20 @@ spin_on(struct waiter *w)
 }
 
 /* One sleep of a park by semaphore: a cancellation point, as glibc's
- * sem_wait is.  0 for a post (maybe one left over from an earlier park:
- * the caller checks its wake word) or a signal. */
+ * sem_clockwait is.  0 for a post (maybe one left over from an earlier
+ * park: the caller checks its wake word) or a signal.  sem_clockwait
+ * also without a deadline, rather than sem_wait: ThreadSanitizer
+ * intercepts sem_wait, and a thread cancelled inside its interceptor
+ * goes on unwinding with TSan blind to its synchronisation (it reported
+ * the bucket lock's accesses in leave_queue as races). */
 static int
 sem_sleep(struct waiter *w, clockid_t clock, const struct timespec *deadline)
 {
+	static const struct timespec forever = { (time_t)1 << 40, 0 };
 	int saved = errno, rc = 0;
-	if (deadline ? sem_clockwait(&w->sem, clock, deadline)
-	             : sem_wait(&w->sem))
-		rc = errno == ETIMEDOUT ? ETIMEDOUT : 0;
+	if (sem_clockwait(&w->sem, deadline ? clock : CLOCK_MONOTONIC,
+	        deadline ? deadline : &forever))
+		rc = errno == ETIMEDOUT && deadline ? ETIMEDOUT : 0;
 	errno = saved;
 	return rc;
 }
@@ -780,8 +785,8 @@ leave_queue(struct waiter *w,
  * Cancellation (pl_park_until with a cancelled callback).  The sleep is
  * the only part of a park that may be cancelled.  A thread with a record
  * of its own sleeps on its record's semaphore (by_sem: the waker posts it
- * instead of a FUTEX_WAKE), in sem_wait or sem_clockwait, which are
- * glibc's own cancellation points.  They act on a cancellation only
+ * instead of a FUTEX_WAKE), in sem_clockwait, one of glibc's own
+ * cancellation points.  They act on a cancellation only
  * inside the system call, and make sure that a SIGCANCEL already sent
  * has arrived before they return, so that a cancellation either ends the
  * park or is left pending for the thread's next cancellation point, as
