@@ -342,11 +342,17 @@ check "parkstat -p PID: a text report on stdout (status $status)" \
 	test "$status" -eq 0 -a -s "$tmp/p.txt"
 check "... of a running process" grep -q "^parkstat: process $live running;" "$tmp/p.txt"
 
-# -i until SIGINT (the watcher gets 10 s to stop, then SIGKILL).
+# -i until SIGINT, sent once two reports are out (at most 20 s; the
+# watcher then gets 10 s to stop, then SIGKILL).
 "$PARKSTAT" -p "$live" -i 0.2 >"$tmp/i.txt" 2>"$tmp/i.err" &
 watcher=$!
 bg_pids="$bg_pids $watcher"
-sleep 1
+i=0
+while test "$(grep -c '^parkstat: process' "$tmp/i.txt")" -lt 2 &&
+	test $i -lt 400; do
+	i=$((i + 1))
+	sleep 0.05
+done
 kill -INT "$watcher"
 i=0
 while kill -0 "$watcher" 2>/dev/null; do
