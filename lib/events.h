@@ -18,6 +18,9 @@
  * observer's file.  A hook may run just after the pointer is cleared: an
  * observer keeps its hooks harmless for the life of the process. */
 struct pli_observer {
+	/* A thread took the lock at addr (the drop-in's locks only: kind.h,
+	 * pl__taken). */
+	void (*taken)(const void *addr);
 	/* A thread found the lock at addr, of base kind base (kind.h:
 	 * pli_kind_of tells what it stands for), taken, and goes on to spin
 	 * or park for it (no lock of the lot held). */

@@ -237,6 +237,7 @@ follow_resets(struct plx_shm *s)
 	for (size_t i = 0; i < PLX_NSLOTS; i++) {
 		struct plx_slot *sl = &s->slots[i];
 		__atomic_store_n(&sl->contended, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&sl->taken, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&sl->parks, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&sl->waits, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&sl->wait_ns, 0, __ATOMIC_RELAXED);
@@ -439,7 +440,21 @@ export_thread(bool created)
 	refresh_table(s);
 }
 
+/* Counted only for an address that has a slot: one that has been
+ * contended.  An uncontended lock claims none, so the table keeps room
+ * for the contended ones. */
+static void
+export_taken(const void *addr)
+{
+	struct plx_shm *s = cur_shm();
+	follow_resets(s);
+	struct plx_slot *sl = slot_of(s, addr, false);
+	if (sl)
+		add64(&sl->taken, 1);
+}
+
 static const struct pli_observer observer = {
+	.taken = export_taken,
 	.contended = export_contended,
 	.sample = export_sample,
 	.park = export_park,

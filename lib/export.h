@@ -48,8 +48,9 @@
 /* 2: the library names nothing (see plx_slot); 3: the resets count and
  * time are in the counters page (the library's statistics own them), and
  * the exported tables say which reset they follow (tables_resets); 4: the
- * kind and contended count of each slot, and the sampled stacks. */
-#define PLX_VERSION 4
+ * kind and contended count of each slot, and the sampled stacks; 5: the
+ * count of times each slot's address was locked (taken). */
+#define PLX_VERSION 5
 
 #define PLX_NAME_FMT "/parkinglot.%ld"       /* shm_open name, from the pid */
 #define PLX_ENV "PARKINGLOT_STATS"           /* 1: export from load on */
@@ -172,6 +173,8 @@ struct plx_slot {
 	uint64_t addr; /* 0: free; claimed once with a CAS */
 	uint64_t
 	    contended;    /* lock calls that found it taken (spun or parked) */
+	uint64_t taken;   /* times it was locked since it has a slot (the
+	                     drop-in's locks only; kind.h, pl__taken) */
 	uint64_t parks;   /* threads parked on it */
 	uint64_t waits;   /* threads that left its queue, woken or not */
 	uint64_t wait_ns; /* the time those spent queued */

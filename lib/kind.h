@@ -61,4 +61,23 @@ pli_kind_label(unsigned k)
  * parkinglot.c. */
 PL_EXPORT void pl__park_as(unsigned base, unsigned kind);
 
+/* Non-NULL while the lot's events are observed (the statistics export,
+ * which parkstat reads; events.h).  Then the drop-in reports each lock it
+ * takes with pl__taken, for the export's count of the times each
+ * contended address was locked (inline pl_* fast paths cannot).  Both
+ * defined in parkinglot.c. */
+struct pli_observer;
+PL_EXPORT extern const struct pli_observer *pl__observer;
+PL_EXPORT void pl__taken(const void *addr);
+
+/* The drop-in, after it took the lock at addr: one load and a predicted
+ * branch while nobody observes. */
+static inline void
+pli_dropin_taken(const void *addr)
+{
+	if (__builtin_expect(
+	        __atomic_load_n(&pl__observer, __ATOMIC_RELAXED) != NULL, 0))
+		pl__taken(addr);
+}
+
 #endif /* PARKINGLOT_KIND_H */

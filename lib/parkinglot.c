@@ -172,8 +172,19 @@ static struct table initial_table = {
 };
 static struct table *current_table = &initial_table;
 
-/* Who observes the lot (events.h): set and cleared by the observer. */
+/* Who observes the lot (events.h): set and cleared by the observer.
+ * Exported as pl__observer too, for the drop-in (kind.h). */
 const struct pli_observer *pli_observer;
+extern const struct pli_observer *pl__observer
+    __attribute__((alias("pli_observer"), visibility("default")));
+
+void
+pl__taken(const void *addr)
+{
+	const struct pli_observer *o = pli_observing();
+	if (o)
+		o->taken(addr);
+}
 static size_t retired_bytes;
 
 static inline size_t

@@ -111,6 +111,21 @@ for s in $sections; do
 			show "$tmp/$s.json"
 			not_ok "$s: an address of kind $kind"
 		fi
+		# A lock's address counts the times it was taken.
+		case $kind in
+		pthread_mutex* | pthread_rwlock)
+			taken=$(grep "^    {\"rank\": .*\"kind\": \"$kind\"" \
+			    "$tmp/$s.json" |
+				sed -n 's/.*"taken": \([0-9]*\).*/\1/p' |
+				sort -n | tail -n 1)
+			if test "${taken:-0}" -gt 0; then
+				ok "$s: its address was taken $taken times"
+			else
+				show "$tmp/$s.json"
+				not_ok "$s: its address was taken ${taken:-no} times"
+			fi
+			;;
+		esac
 	fi
 done
 echo "1..$n"

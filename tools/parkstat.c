@@ -715,16 +715,20 @@ print_text(FILE *out, const struct report *r)
 		}
 		/* With -i, parks per second take the place of "moved in". */
 		fprintf(out,
-		    "  %-14s  %-*s  %-*s  %9s  %8s  %8s  %8s  %9s  %4s  "
+		    "  %-14s  %-*s  %-*s  %9s  %9s  %8s  %8s  %8s  %9s  %4s  "
 		    "%4s\n",
-		    "address", namew, "symbol", kindw, "kind", "contended",
-		    "parks", r->prev ? "parks/s" : "moved in", "waited",
-		    "mean wait", "maxq", "now");
+		    "address", namew, "symbol", kindw, "kind", "taken",
+		    "contended", "parks", r->prev ? "parks/s" : "moved in",
+		    "waited", "mean wait", "maxq", "now");
 		for (size_t i = 0; i < r->shown; i++) {
 			const struct addr_row *row = &r->rows[i];
 			const struct plx_slot *sl = row->sl;
-			char a[24], second[24];
+			char a[24], second[24], taken[24];
 			snprintf(a, sizeof a, "0x%" PRIx64, sl->addr);
+			if (sl->taken)
+				u64(taken, sizeof taken, sl->taken);
+			else
+				snprintf(taken, sizeof taken, "-");
 			if (r->prev)
 				snprintf(second, sizeof second, "%.0f",
 				    row->parks_per_s);
@@ -732,10 +736,10 @@ print_text(FILE *out, const struct report *r)
 				u64(second, sizeof second, sl->requeued_in);
 			const char *kind = pli_kind_label(sl->kind);
 			fprintf(out,
-			    "  %-14s  %-*s  %-*s  %9" PRIu64 "  %8" PRIu64
+			    "  %-14s  %-*s  %-*s  %9s  %9" PRIu64 "  %8" PRIu64
 			    "  %8s  %8s  %9s  %4" PRIu64 "  %4" PRId64 "\n",
 			    a, namew, sym[i], kindw, kind[0] ? kind : "-",
-			    sl->contended, sl->parks, second,
+			    taken, sl->contended, sl->parks, second,
 			    fmt_ns(b1, sizeof b1, (double)sl->wait_ns),
 			    sl->waits
 			        ? fmt_ns(b2, sizeof b2,
@@ -888,11 +892,11 @@ print_json(FILE *out, const struct report *r)
 		else
 			fputs("null", out);
 		fprintf(out,
-		    ", \"contended\": %" PRIu64 ", \"parks\": %" PRIu64
-		    ", \"waits\": %" PRIu64 ", \"wait_ns\": %" PRIu64
-		    ", \"requeued_in\": %" PRIu64 ", \"max_queue\": %" PRIu64
-		    ", \"queued_now\": %" PRId64,
-		    sl->contended, sl->parks, sl->waits, sl->wait_ns,
+		    ", \"taken\": %" PRIu64 ", \"contended\": %" PRIu64
+		    ", \"parks\": %" PRIu64 ", \"waits\": %" PRIu64
+		    ", \"wait_ns\": %" PRIu64 ", \"requeued_in\": %" PRIu64
+		    ", \"max_queue\": %" PRIu64 ", \"queued_now\": %" PRId64,
+		    sl->taken, sl->contended, sl->parks, sl->waits, sl->wait_ns,
 		    sl->requeued_in, sl->max_queue, row->queued_now);
 		if (r->prev)
 			fprintf(

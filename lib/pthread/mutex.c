@@ -86,6 +86,8 @@ lock_slow(
 		    l, clock, dropin_deadline(deadline, &buf));
 	}
 	pl__park_as(PLI_KIND_PL_MUTEX, 0);
+	if (rc == 0)
+		pli_dropin_taken(l);
 	return rc;
 }
 
@@ -125,6 +127,8 @@ lock_kind(pthread_mutex_t *m, int kind, enum how how, clockid_t clock,
 		    &d->lock, kind, how == TIMED ? clock : -1, deadline);
 		if (rc)
 			return rc;
+	} else {
+		pli_dropin_taken(&d->lock);
 	}
 	if (type == PTHREAD_MUTEX_RECURSIVE ||
 	    type == PTHREAD_MUTEX_ERRORCHECK) {
@@ -163,8 +167,10 @@ pthread_mutex_lock(pthread_mutex_t *m)
 			l->state = PL_MUTEX_LOCKED;
 			return 0;
 		}
-		if (PL_LIKELY(pl_mutex_trylock(l)))
+		if (PL_LIKELY(pl_mutex_trylock(l))) {
+			pli_dropin_taken(l);
 			return 0;
+		}
 		return lock_slow(l, kind, -1, NULL);
 	}
 	return lock_kind(m, kind, LOCK, CLOCK_REALTIME, NULL);
@@ -175,8 +181,12 @@ pthread_mutex_trylock(pthread_mutex_t *m)
 {
 	int kind = dm_kind(m);
 	if (PL_LIKELY(kind == PTHREAD_MUTEX_NORMAL ||
-	        kind == PTHREAD_MUTEX_ADAPTIVE_NP))
-		return pl_mutex_trylock(&dm(m)->lock) ? 0 : EBUSY;
+	        kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {
+		if (!pl_mutex_trylock(&dm(m)->lock))
+			return EBUSY;
+		pli_dropin_taken(&dm(m)->lock);
+		return 0;
+	}
 	return lock_kind(m, kind, TRY, CLOCK_REALTIME, NULL);
 }
 
@@ -189,8 +199,10 @@ pthread_mutex_clocklock(
 	int kind = dm_kind(m);
 	if (PL_LIKELY(kind == PTHREAD_MUTEX_NORMAL ||
 	        kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {
-		if (pl_mutex_trylock(&dm(m)->lock))
+		if (pl_mutex_trylock(&dm(m)->lock)) {
+			pli_dropin_taken(&dm(m)->lock);
 			return 0;
+		}
 		return lock_slow(&dm(m)->lock, kind, clock, deadline);
 	}
 	return lock_kind(m, kind, TIMED, clock, deadline);
@@ -278,6 +290,7 @@ pli_dm_reacquired(void *saved)
 	struct dm_saved *s = saved;
 	pl__park_as(PLI_KIND_PL_COND, 0);
 	pl__park_as(PLI_KIND_PL_MUTEX, 0);
+	pli_dropin_taken(&dm(s->m)->lock);
 	if (s->count) {
 		struct dm *d = dm(s->m);
 		set_owner(d, pthread_self());

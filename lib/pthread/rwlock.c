@@ -114,9 +114,10 @@ me(void)
 }
 
 static inline int
-rd_entered(void)
+rd_entered(struct drw *d)
 {
 	rd_held++;
+	pli_dropin_taken(&d->lock);
 	return 0;
 }
 
@@ -204,7 +205,7 @@ rdlock_slow(struct drw *d, enum how how, clockid_t clock,
 {
 	bool reader_pref = prefers_readers(d);
 	if (reader_pref && (how == TRY || rd_held) && barge(d))
-		return rd_entered();
+		return rd_entered(d);
 	if (how == TRY)
 		return EBUSY;
 	if (writer(d) == me())
@@ -221,7 +222,7 @@ rdlock_slow(struct drw *d, enum how how, clockid_t clock,
 		rc = pl_rwlock_clockrdlock(
 		    &d->lock, clock, dropin_deadline(deadline, &buf));
 	pl__park_as(PLI_KIND_PL_RWLOCK, 0);
-	return rc ? rc : rd_entered();
+	return rc ? rc : rd_entered(d);
 }
 
 static inline int
@@ -235,7 +236,7 @@ rdlock(pthread_rwlock_t *l, enum how how, clockid_t clock,
 	    (!dropin_clock_ok(clock) || !dropin_nsec_ok(deadline)))
 		return EINVAL;
 	if (PL_LIKELY(pl_rwlock_tryrdlock(&d->lock)))
-		return rd_entered();
+		return rd_entered(d);
 	return rdlock_slow(d, how, clock, deadline);
 }
 
@@ -255,6 +256,7 @@ static inline int
 wr_entered(struct drw *d)
 {
 	__atomic_store_n(&d->writer, me(), __ATOMIC_RELAXED);
+	pli_dropin_taken(&d->lock);
 	return 0;
 }
 
