@@ -42,7 +42,9 @@ typedef struct {
 	uintptr_t token; /* the unpark token, on PL_PARK_UNPARKED; else 0 */
 } pl_park_result_t;
 
-/* Unpark tokens with a meaning shared by the library's own primitives. */
+/* Unpark tokens with a meaning shared by the library's own primitives.
+ * Their values, like those of pl_park_status_t, are ABI: the library's
+ * slow paths and primitives built on the lot compile them in. */
 #define PL_UNPARK_TOKEN_DEFAULT ((uintptr_t)0)
 #define PL_UNPARK_TOKEN_HANDOFF ((uintptr_t)1) /* lock was handed to you */
 

@@ -19,8 +19,9 @@ PL_BEGIN_DECLS
 
 /*
  * The statistics, one line each, in the order of struct pl_stats's
- * fields (ABI: a new one goes at the end).  X(NAME, field, type, kind,
- * label), where kind is
+ * fields.  The struct's size and layout are ABI: pl_stats_get fills a
+ * caller's struct, so a new field, even at the end, is an incompatible
+ * change (doc/ABI.md).  X(NAME, field, type, kind, label), where kind is
  *   COUNTER  counted in slow paths; zeroed by pl_stats_reset;
  *   GAUGE    a present state, counted up and down; never reset;
  *   TABLE    describes the parking lot's table now; never reset;
