@@ -39,6 +39,11 @@
  * deadline_ns) and CONFORM_WAIT_END(), empty unless defined, tell a stall
  * detector about the waits of conform_op, and CONFORM_NOTED(what), if
  * defined, hears at once of every error conform_note counts.
+ *
+ * It compiles as C11 and as C++11 and later (g++, -Wall -Wextra): the
+ * C++ suite tests/test_cxx.cc runs the same bodies over the types of
+ * <parkinglot.hpp>.  Hence the casts from void *, every member named in
+ * the tables, and no ++ or -- on a volatile (deprecated in C++20).
  */
 #ifndef PL_CONFORM_H
 #define PL_CONFORM_H
@@ -77,6 +82,13 @@ static unsigned long conform_failures;
 		if (!(cond))                                                   \
 			CF_FAIL(__VA_ARGS__);                                  \
 	} while (0)
+
+/* Also compiled as C++ (tests/test_cxx.cc), which spells it otherwise. */
+#ifdef __cplusplus
+#define CF_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define CF_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
 
 #define CF_US ((uint64_t)1000)
 #define CF_MS ((uint64_t)1000000)
@@ -169,9 +181,12 @@ conform_hold(uint64_t *rng)
 		conform_sleep_ns(CF_MS);
 	else if (x < 15)
 		sched_yield();
-	else if (x < 400)
-		for (volatile uint32_t i = conform_rnd(rng) % 256; i > 0; i--)
-			;
+	else if (x < 400) {
+		/* Plain assignments: C++20 deprecates -- on a volatile. */
+		volatile uint32_t i = conform_rnd(rng) % 256;
+		while (i > 0)
+			i = i - 1;
+	}
 }
 
 /* A random absolute deadline, returned in ns: the epoch (long past and
@@ -400,7 +415,7 @@ CF_BIT_OPS(bit8, unsigned char, pl_bitlock8)
 static inline void
 cf_mutex_unlock_fair(const struct conform_lock *l)
 {
-	pl_mutex_unlock_fair(l->obj);
+	pl_mutex_unlock_fair((pl_mutex_t *)l->obj);
 }
 
 /* The word of a mutex, of an rmutex's mutex, or of a reader-writer lock. */
@@ -418,15 +433,18 @@ cf_word_state(const struct conform_lock *l)
 #define CF_TABLE(nm, o, addr, held, parked, kind, fair, st)                    \
 	((struct conform_lock){ .name = (nm),                                  \
 	    .obj = (o),                                                        \
+	    .locked_bit = 0,                                                   \
+	    .parked_bit = 0,                                                   \
 	    .park_addr = (addr),                                               \
-	    .held_state = (held),                                              \
-	    .parked_state = (parked),                                          \
+	    .held_state = (uintptr_t)(held),                                   \
+	    .parked_state = (uintptr_t)(parked),                               \
 	    .lock = cf_##kind##_lock,                                          \
 	    .trylock = cf_##kind##_trylock,                                    \
 	    .timedlock = cf_##kind##_timedlock,                                \
 	    .unlock = cf_##kind##_unlock,                                      \
 	    .unlock_fair = (fair),                                             \
-	    .state = (st) })
+	    .state = (st),                                                     \
+	    .inside = NULL })
 
 static inline struct conform_lock
 conform_mutex(pl_mutex_t *m)
@@ -441,7 +459,8 @@ conform_mutex(pl_mutex_t *m)
 static inline struct conform_lock
 conform_rmutex(pl_rmutex_t *m)
 {
-	_Static_assert(offsetof(pl_rmutex_t, lock) == 0, "the rmutex's mutex");
+	CF_STATIC_ASSERT(
+	    offsetof(pl_rmutex_t, lock) == 0, "the rmutex's mutex");
 	return CF_TABLE("pl_rmutex", m, &m->lock, PL_MUTEX_LOCKED,
 	    PL_MUTEX_LOCKED | PL_MUTEX_PARKED, rmutex, NULL, cf_word_state);
 }
@@ -638,7 +657,7 @@ struct cf_team {
 static inline void *
 cf_excl_main(void *arg)
 {
-	struct cf_team *x = arg;
+	struct cf_team *x = (struct cf_team *)arg;
 	while (!CF_LOAD(&x->go))
 		sched_yield();
 	for (unsigned long i = 0; i < x->iters; i++) {
@@ -660,7 +679,7 @@ enum { CF_MAXT = 16 };
 static inline struct cf_team *
 cf_team_new(const struct conform_lock *l, unsigned long iters)
 {
-	struct cf_team *x = calloc(1, sizeof *x);
+	struct cf_team *x = (struct cf_team *)calloc(1, sizeof *x);
 	x->l = l;
 	x->iters = iters / conform_scale;
 	x->seed = conform_now_ns();
@@ -687,7 +706,7 @@ conform_exclusion(const struct conform_lock *l, unsigned nthreads,
     unsigned long iters, unsigned fair_every, unsigned yield_every)
 {
 	struct cf_team *x = cf_team_new(l, iters);
-	nthreads = nthreads < CF_MAXT ? nthreads : CF_MAXT;
+	nthreads = nthreads < CF_MAXT ? nthreads : (unsigned)CF_MAXT;
 	x->fair_every = l->unlock_fair != NULL ? fair_every : 0;
 	x->yield_every = yield_every;
 	if (!cf_team_run(x, nthreads, cf_excl_main))
@@ -704,7 +723,7 @@ conform_exclusion(const struct conform_lock *l, unsigned nthreads,
 static inline void *
 cf_mixed_main(void *arg)
 {
-	struct cf_team *x = arg;
+	struct cf_team *x = (struct cf_team *)arg;
 	uint64_t rng = conform_splitmix(CF_ADD(&x->seed, 1)) | 1;
 	unsigned long n = 0;
 	while (!CF_LOAD(&x->go))
@@ -722,7 +741,7 @@ conform_mixed(
     const struct conform_lock *l, unsigned nthreads, unsigned long iters)
 {
 	struct cf_team *x = cf_team_new(l, iters);
-	nthreads = nthreads < CF_MAXT ? nthreads : CF_MAXT;
+	nthreads = nthreads < CF_MAXT ? nthreads : (unsigned)CF_MAXT;
 	if (!cf_team_run(x, nthreads, cf_mixed_main))
 		return false;
 	CONFORM_CHECK(x->ck.bad == 0, "%s: %lu errors, the first: %s", l->name,
@@ -750,7 +769,7 @@ struct cf_holder {
 static inline void *
 cf_holder_main(void *arg)
 {
-	struct cf_holder *h = arg;
+	struct cf_holder *h = (struct cf_holder *)arg;
 	if (h->timed) {
 		struct timespec dl =
 		    conform_ts(conform_now_ns() + 2 * conform_finish_ns);
@@ -770,7 +789,7 @@ cf_holder_main(void *arg)
 static inline struct cf_holder *
 cf_holder_start(const struct conform_lock *l, bool timed, pthread_t *t)
 {
-	struct cf_holder *h = calloc(1, sizeof *h);
+	struct cf_holder *h = (struct cf_holder *)calloc(1, sizeof *h);
 	h->l = l;
 	h->timed = timed;
 	*t = conform_spawn(cf_holder_main, h);
@@ -791,7 +810,7 @@ cf_holder_finish(struct cf_holder *h, pthread_t t)
 static inline void *
 cf_try_main(void *arg)
 {
-	struct cf_holder *h = arg;
+	struct cf_holder *h = (struct cf_holder *)arg;
 	h->rc = h->l->trylock(h->l);
 	if (h->rc)
 		h->l->unlock(h->l);
@@ -802,7 +821,9 @@ cf_try_main(void *arg)
 static inline bool
 cf_try_elsewhere(const struct conform_lock *l)
 {
-	struct cf_holder h = { .l = l };
+	struct cf_holder h;
+	memset(&h, 0, sizeof h);
+	h.l = l;
 	pthread_join(conform_spawn(cf_try_main, &h), NULL);
 	return h.rc != 0;
 }
@@ -955,7 +976,7 @@ struct cf_timed_mix {
 static inline void *
 cf_tw_waiter(void *arg)
 {
-	struct cf_timed_mix *x = arg;
+	struct cf_timed_mix *x = (struct cf_timed_mix *)arg;
 	uint64_t seed = conform_splitmix(CF_ADD(&x->seed, 1)) | 1;
 	while (!CF_LOAD(&x->go))
 		sched_yield();
@@ -967,8 +988,9 @@ cf_tw_waiter(void *arg)
 		uint64_t after = conform_now_ns();
 		if (rc == 0) {
 			long v = x->counter;
-			for (volatile int k = 0; k < 50; k++)
-				;
+			volatile int k = 50;
+			while (k > 0)
+				k = k - 1;
 			x->counter = v + 1;
 			CF_ADD(&x->ok, 1);
 			x->l->unlock(x->l);
@@ -993,7 +1015,7 @@ cf_tw_waiter(void *arg)
 static inline void *
 cf_tw_holder(void *arg)
 {
-	struct cf_timed_mix *x = arg;
+	struct cf_timed_mix *x = (struct cf_timed_mix *)arg;
 	while (!CF_LOAD(&x->go))
 		sched_yield();
 	while (CF_LOAD(&x->waiters_done) < CF_TW_THREADS) {
@@ -1014,7 +1036,7 @@ static inline void
 conform_timed_contended(const struct conform_lock *l)
 {
 	pthread_t t[CF_TW_THREADS + 1];
-	struct cf_timed_mix *x = calloc(1, sizeof *x);
+	struct cf_timed_mix *x = (struct cf_timed_mix *)calloc(1, sizeof *x);
 	x->l = l;
 	x->attempts = CF_TW_ATTEMPTS / conform_scale;
 	for (int i = 0; i < CF_TW_THREADS; i++)
@@ -1133,7 +1155,7 @@ struct cf_lw {
 static inline void *
 cf_lw_main(void *arg)
 {
-	struct cf_lw *w = arg;
+	struct cf_lw *w = (struct cf_lw *)arg;
 	w->l->lock(w->l);
 	CF_ADD(&w->got, 1);
 	conform_release(w->l, w->fair);
@@ -1150,7 +1172,7 @@ conform_no_lost_wakeup(const struct conform_lock *l)
 {
 	for (int round = 0; round < CF_LW_ROUNDS; round++) {
 		pthread_t t[CF_LW_WAITERS];
-		struct cf_lw *w = calloc(1, sizeof *w);
+		struct cf_lw *w = (struct cf_lw *)calloc(1, sizeof *w);
 		w->l = l;
 		w->fair = round % 2 == 1;
 		l->lock(l);
@@ -1217,11 +1239,11 @@ cf_hog_total(struct cf_fair *f)
 static inline void *
 cf_hog_main(void *arg)
 {
-	struct cf_fair *f = arg;
+	struct cf_fair *f = (struct cf_fair *)arg;
 	unsigned long idx = CF_ADD(&f->next_hog, 1);
 	while (!CF_LOAD(&f->stop)) {
 		f->l->lock(f->l);
-		f->work++;
+		f->work = f->work + 1;
 		conform_busy_ns(CF_HOG_HOLD_NS);
 		f->l->unlock(f->l);
 		CF_ADD(&f->hog_iters[idx], 1);
@@ -1233,12 +1255,12 @@ cf_hog_main(void *arg)
 static inline void *
 cf_fair_waiter(void *arg)
 {
-	struct cf_fair *f = arg;
+	struct cf_fair *f = (struct cf_fair *)arg;
 	for (int k = 0; k < CF_FAIR_ROUNDS; k++) {
 		uint64_t t0 = conform_now_ns();
 		f->l->lock(f->l);
 		f->latency[k] = conform_now_ns() - t0;
-		f->work++;
+		f->work = f->work + 1;
 		f->l->unlock(f->l);
 		f->rounds = k + 1;
 		/* The hogs own the lock again before the next attempt. */
@@ -1258,7 +1280,7 @@ cf_fair_waiter(void *arg)
 static inline void
 conform_fairness(const struct conform_lock *l)
 {
-	struct cf_fair *f = calloc(1, sizeof *f);
+	struct cf_fair *f = (struct cf_fair *)calloc(1, sizeof *f);
 	pthread_t hogs[2], w;
 	f->l = l;
 	/* Read the topology (a one-time cost of the first slow path) before

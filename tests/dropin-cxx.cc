@@ -76,7 +76,7 @@ ms(steady::duration d)
 // comes first.
 class Bound
 {
-      public:
+public:
 	explicit Bound(long max) : max_(max), end_(steady::now() + stress_time)
 	{
 	}
@@ -86,7 +86,7 @@ class Bound
 		return i < max_ && ((i & 255) != 0 || steady::now() < end_);
 	}
 
-      private:
+private:
 	long max_;
 	steady::time_point end_;
 };
@@ -132,7 +132,7 @@ await(Pred pred, steady::duration limit)
 // before its body runs, and whether its body returned.
 class Worker
 {
-      public:
+public:
 	Worker() = default;
 	Worker(const Worker &) = delete;
 	Worker &operator=(const Worker &) = delete;
@@ -192,7 +192,7 @@ class Worker
 		thread_.join();
 	}
 
-      private:
+private:
 	std::atomic<bool> published_{ false };
 	std::atomic<bool> done_{ false };
 	std::string tid_;

@@ -11,7 +11,8 @@
  * No helper here sleeps to synchronize: every wait polls a real condition
  * and gives up after a hard timeout, and the caller asserts the outcome.
  * Helpers whose name ends in _raw never call Criterion, so that forked
- * children and worker threads may use them.
+ * children and worker threads may use them.  It compiles as C and as
+ * C++ (tests/test_cxx.cc), hence the casts from void *.
  */
 #ifndef PL_TESTUTIL_H
 #define PL_TESTUTIL_H
@@ -245,7 +246,7 @@ struct tu_group {
 static inline void *
 tu_member_main(void *arg)
 {
-	struct tu_member *m = arg;
+	struct tu_member *m = (struct tu_member *)arg;
 	if (m->g->together)
 		tu_barrier_wait(&m->g->start);
 	m->g->fn(m->g->shared, m->idx);
@@ -327,7 +328,7 @@ struct tu_locker {
 static inline void *
 tu_locker_main(void *arg)
 {
-	struct tu_locker *l = arg;
+	struct tu_locker *l = (struct tu_locker *)arg;
 	pl_mutex_lock(l->m);
 	__atomic_store_n(&l->got, 1, __ATOMIC_RELEASE);
 	pl_mutex_unlock(l->m);
@@ -401,7 +402,7 @@ struct tu_token_list {
 static inline pl_filter_op_t
 tu_count_filter(uintptr_t park_token, void *ctx)
 {
-	struct tu_token_list *l = ctx;
+	struct tu_token_list *l = (struct tu_token_list *)ctx;
 	if (l->tokens != NULL && l->n < l->cap)
 		l->tokens[l->n] = park_token;
 	l->n++;
@@ -469,7 +470,7 @@ struct park_calls {
 static inline bool
 calls_validate(void *ctx)
 {
-	struct park_calls *c = ctx;
+	struct park_calls *c = (struct park_calls *)ctx;
 	c->validate++;
 	c->validate_at = ++c->seq;
 	c->ctx_seen = ctx;
@@ -479,7 +480,7 @@ calls_validate(void *ctx)
 static inline void
 calls_before_sleep(void *ctx)
 {
-	struct park_calls *c = ctx;
+	struct park_calls *c = (struct park_calls *)ctx;
 	c->before_sleep++;
 	c->before_sleep_at = ++c->seq;
 }
@@ -487,7 +488,7 @@ calls_before_sleep(void *ctx)
 static inline void
 calls_timed_out(void *ctx, const void *addr, bool was_last)
 {
-	struct park_calls *c = ctx;
+	struct park_calls *c = (struct park_calls *)ctx;
 	c->timed_out++;
 	c->timed_out_addr = addr;
 	c->was_last = was_last;
@@ -518,7 +519,7 @@ struct parker {
 static inline void *
 parker_main(void *arg)
 {
-	struct parker *p = arg;
+	struct parker *p = (struct parker *)arg;
 	p->res = pl_park(p->addr, p->validate, p->before_sleep, calls_timed_out,
 	    p, p->park_token, p->timed ? &p->deadline : NULL);
 	p->returned_ns = tu_now_ns();

@@ -9,7 +9,10 @@
  * 274).  With --enable-sanitizer=thread the suites are compiled against
  * this header and tests/tsan/runner.c instead, unchanged, so that the same
  * tests run under TSan.  Each test runs in a forked child with a timeout,
- * as under Criterion, and the runner prints TAP.
+ * as under Criterion, and the runner prints TAP.  A C++ suite
+ * (tests/test_cxx.cc) includes it too: the runner's functions keep their
+ * C names, and a test's options are designated initializers, which g++
+ * accepts in every C++ standard.
  */
 #ifndef PL_TSAN_CRITERION_H
 #define PL_TSAN_CRITERION_H
@@ -35,10 +38,16 @@ struct pl_shim_suite {
 	struct pl_shim_suite *next;
 };
 
+#ifdef __cplusplus
+extern "C" {
+#endif
 void pl_shim_register(struct pl_shim_test *t);
 void pl_shim_register_suite(struct pl_shim_suite *s);
 __attribute__((noreturn, format(printf, 3, 4))) void pl_shim_fail(
     const char *file, int line, const char *fmt, ...);
+#ifdef __cplusplus
+}
+#endif
 
 #define TestSuite(suite, ...)                                                  \
 	static struct pl_shim_suite pl_shim_suite_##suite = { #suite,          \
