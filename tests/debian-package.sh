@@ -359,10 +359,10 @@ EOF
 want_c="$version $((4 * 100000)) 1 4"
 
 cat >use.cc <<'EOF'
-// <parkinglot.h> from C++: the C types inside the Lockable classes a C++
-// program would write over them, with std::lock_guard, std::unique_lock,
-// std::lock and std::thread.
+// <parkinglot.hpp>, installed: pl::mutex and pl::recursive_mutex with
+// std::lock_guard, std::unique_lock, std::lock and std::thread.
 #include <parkinglot.h>
+#include <parkinglot.hpp>
 
 #include <cstdio>
 #include <mutex>
@@ -371,33 +371,8 @@ cat >use.cc <<'EOF'
 
 namespace {
 
-class mutex
-{
-      public:
-	mutex() = default;
-	mutex(const mutex &) = delete;
-	mutex &operator=(const mutex &) = delete;
-	void lock() { pl_mutex_lock(&m_); }
-	bool try_lock() { return pl_mutex_trylock(&m_); }
-	void unlock() { pl_mutex_unlock(&m_); }
-
-      private:
-	pl_mutex_t m_ = PL_MUTEX_INITIALIZER;
-};
-
-class recursive_mutex
-{
-      public:
-	recursive_mutex() = default;
-	recursive_mutex(const recursive_mutex &) = delete;
-	recursive_mutex &operator=(const recursive_mutex &) = delete;
-	void lock() { pl_rmutex_lock(&m_); }
-	bool try_lock() { return pl_rmutex_trylock(&m_); }
-	void unlock() { (void)pl_rmutex_unlock(&m_); }
-
-      private:
-	pl_rmutex_t m_ = PL_RMUTEX_INITIALIZER;
-};
+using mutex = pl::mutex;
+using recursive_mutex = pl::recursive_mutex;
 
 struct counters {
 	mutex a, b;
@@ -567,7 +542,7 @@ ok "pkg-config --modversion parkinglot says $version" \
 ok "C: cc -std=c11 -pedantic -Werror use.c \$(pkg-config --cflags --libs parkinglot)" \
 	build_c
 ok "C: the program runs against the installed libparkinglot.so.0" run_c
-ok "C++: c++ -std=c++11 -Werror use.cc \$(pkg-config --cflags --libs parkinglot)" \
+ok "C++ (<parkinglot.hpp>): c++ -std=c++11 -Werror use.cc \$(pkg-config --cflags --libs parkinglot)" \
 	build_cxx
 ok "C++: the program runs against the installed libparkinglot.so.0" run_cxx
 ok "C, static: libparkinglot.a linked in (pkg-config --static)" static_c
