@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h> /* clockid_t, also under -std=c11 */
 #include <time.h>
 
 #include <parkinglot/defs.h>

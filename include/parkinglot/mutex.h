@@ -18,6 +18,7 @@
 #define PARKINGLOT_MUTEX_H
 
 #include <stdbool.h>
+#include <sys/types.h> /* clockid_t, also under -std=c11 */
 #include <time.h>
 
 #include <parkinglot/defs.h>
