@@ -97,53 +97,85 @@ incomplete() {
 	grep -q 'max search depth too small\|MEMLIM\|out of memory' "$1.out"
 }
 
-echo "check-model: spin $(spin -V | sed -n 's/^Spin Version \([^ ]*\).*/\1/p'), models in $dir"
-while IFS='|' read -r model opts expect what; do
-	model=$(echo $model)
-	test -n "$model" || continue
-	opts=$(echo $opts)
-	expect=$(echo $expect)
-	what=$(echo $what)
-	test "$opts" = - && opts=
-	n=$((n + 1))
+# row N MODEL OPTS EXPECT WHAT: run N of the table, in its own directory
+# (spin writes its verifier and trail beside the model), its report on
+# stdout; fails if the run did not come out as expected.
+row() {
+	n=$1 model=$2 opts=$3 expect=$4 what=$5
 	name=run$n
 	echo "check-model: $model${opts:+ $opts} (must give: $expect; $what)"
 	if ! test -f "$dir/$model"; then
 		echo "  FAIL: no $dir/$model"
-		status=1
-		continue
+		return 1
 	fi
-	cp "$dir/$model" . # spin writes its trail beside the model
+	mkdir "$work/$name" && cd "$work/$name" || return 1
+	cp "$dir/$model" .
 	# $opts is a list of -D flags: split it on purpose.
 	# shellcheck disable=SC2086
 	if ! verify "$model" "$name" $opts; then
 		echo "  FAIL: could not build the verifier"
-		status=1
+		return 1
 	elif test "$expect" = ok; then
 		if grep -q 'errors: 0' "$name.out" && ! incomplete "$name"; then
 			echo "  PASS: $(summary "$name")"
-		else
-			echo "  FAIL: spin found an error, or the search was incomplete:"
-			sed 's/^/    /' "$name.out"
-			# shellcheck disable=SC2086
-			test -f "$model.trail" &&
-				spin -t -g $opts "$model" 2>&1 | tail -n 40 |
-				sed 's/^/    /'
-			status=1
+			return 0
 		fi
+		echo "  FAIL: spin found an error, or the search was incomplete:"
+		sed 's/^/    /' "$name.out"
+		# shellcheck disable=SC2086
+		test -f "$model.trail" &&
+			spin -t -g $opts "$model" 2>&1 | tail -n 40 |
+			sed 's/^/    /'
+		return 1
 	elif grep -q 'errors: [1-9]' "$name.out" &&
 	    grep -qF "$expect" "$name.out"; then
 		echo "  PASS: spin found it:" \
 		    "$(grep -o 'pan:1: .*(at depth [0-9]*)' "$name.out" |
 		        sed 's/^pan:1: //')"
-	else
-		echo "  FAIL: spin did not find \"$expect\":"
-		sed 's/^/    /' "$name.out"
-		status=1
+		return 0
 	fi
-done <<EOF
+	echo "  FAIL: spin did not find \"$expect\":"
+	sed 's/^/    /' "$name.out"
+	return 1
+}
+
+# lane: run every row that no other lane has claimed yet (mkdir is the
+# atomic claim), its report in $work/runN.log and its status in
+# $work/runN.st.
+lane() {
+	n=0
+	while IFS='|' read -r model opts expect what; do
+		model=$(echo $model)
+		test -n "$model" || continue
+		n=$((n + 1))
+		mkdir "$work/claim$n" 2>/dev/null || continue
+		opts=$(echo $opts)
+		test "$opts" = - && opts=
+		(row "$n" "$model" "$opts" "$(echo $expect)" "$(echo $what)") \
+			>"$work/run$n.log" 2>&1
+		echo $? >"$work/run$n.st"
+	done <<EOF
 $rows
 EOF
+}
+
+# The runs are independent: as many lanes as CPUs (JOBS overrides it);
+# the reports come out in the order of the table.
+jobs=${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
+echo "check-model: spin $(spin -V | sed -n 's/^Spin Version \([^ ]*\).*/\1/p'), models in $dir, $jobs at a time"
+i=0
+while test "$i" -lt "$jobs"; do
+	lane &
+	i=$((i + 1))
+done
+wait
+n=1
+while test -d "$work/claim$n"; do
+	cat "$work/run$n.log"
+	test "$(cat "$work/run$n.st" 2>/dev/null)" = 0 || status=1
+	n=$((n + 1))
+done
+test "$n" -gt 1 || status=1
 
 if test "$status" -eq 0; then
 	echo "check-model: PASS"
