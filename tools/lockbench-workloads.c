@@ -2,11 +2,12 @@
 /*
  * lockbench's workloads, W1..W7 (see tools/lockbench.c): the locks they
  * compare, the data the threads share, the thread bodies, each workload's
- * set-up, drive and correctness check around go() and end(), and work[],
- * the description of each that the runner of tools/lockbench.c reads.
- * The bodies are always_inline with the lock kind a parameter, and
- * KIND_FNS makes one thread function per kind of each, so that every lock
- * runs its own tight loop; the runner picks the function, before the
+ * set-up, drive and correctness check around run_go() and run_end(), which
+ * are here too (workloads in C++ can call them as well), and work[], the
+ * description of each workload that the runner of tools/lockbench.c
+ * reads.  The bodies are always_inline with the lock kind a parameter,
+ * and KIND_FNS makes one thread function per kind of each, so that every
+ * lock runs its own tight loop; the runner picks the function, before the
  * threads start, from a workload's step.
  */
 #define _GNU_SOURCE
@@ -30,11 +31,9 @@
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
 #define STACK_SIZE (256 * 1024) /* W3 starts 300 threads */
-#define WORK_MASK 63            /* 0..63 xorshift steps outside the lock */
 #define YIELD_WORK 1000         /* xorshift steps per W4 work unit */
 #define W3_THREADS 300
 #define W3_SLEEP_NS 1000000L
-#define W5_CAP 16
 #define W5B_WAITERS 64
 #define W5B_ROUNDS 20
 #define W7_LOCKS 100000
@@ -150,9 +149,7 @@ cc_wake(int k, ccond *c, bool all)
 /* Shared state of the workloads, each lock with the data it guards on its
  * own cache line, away from the stop flag that every thread reads. */
 
-static struct {
-	_Alignas(64) int stop;
-} flag;
+struct stop_line flag;
 
 static struct {
 	_Alignas(64) anylock lk;
@@ -188,40 +185,11 @@ double tv[2];            /* the figures in W3's and W4's titles */
 static double sleep_1ms; /* W3: a 1 ms sleep, measured */
 static pthread_barrier_t start_barrier;
 
-static ALWAYS_INLINE bool
-stopping(void)
-{
-	return __atomic_load_n(&flag.stop, __ATOMIC_RELAXED) != 0;
-}
-
-static ALWAYS_INLINE uint64_t
-xorshift(uint64_t x)
-{
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return x;
-}
-
-static ALWAYS_INLINE uint64_t
-busy_work(uint64_t x, unsigned n)
-{
-	for (; n > 0; n--)
-		x = xorshift(x);
-	return x;
-}
-
-static uint64_t
-seed(int i)
-{
-	return (0x9e3779b97f4a7c15u * (uint64_t)(i + 1)) | 1;
-}
-
 /* ------------------------------------------------------------------ */
 /* Threads: their start and end, and their functions per lock kind. */
 
 /* In each thread: wait for the others, then start the CPU clock. */
-static double
+double
 thr_begin(struct thr *t)
 {
 	t->os_tid = (pid_t)syscall(SYS_gettid);
@@ -230,7 +198,7 @@ thr_begin(struct thr *t)
 }
 
 /* In each thread at its end: its figures, and the CPU clock stopped. */
-static void *
+void *
 thr_done(struct thr *t, unsigned long ops, uint64_t sink, double cpu0)
 {
 	t->ops = ops;
@@ -460,11 +428,12 @@ w7_body(struct thr *t, const int k)
 KIND_FNS(w7_body);
 
 /* ------------------------------------------------------------------ */
-/* Runs: each workload's set-up, drive and check around go() and end(). */
+/* Runs: each workload's set-up, drive and check around run_go() and
+ * run_end(). */
 
 /* Start a run's threads and, if it is timed, let them run -d seconds. */
-static void
-go(struct run *r)
+void
+run_go(struct run *r)
 {
 	pthread_attr_t attr;
 	int err;
@@ -491,8 +460,8 @@ go(struct run *r)
 }
 
 /* Join the threads (stopping a timed run first) and sum their figures. */
-static void
-end(struct run *r)
+void
+run_end(struct run *r)
 {
 	double *v = r->v;
 
@@ -528,8 +497,8 @@ one_run(struct run *r)
 	r->v[R_IDEAL] = W3_THREADS * sleep_1ms; /* W3's elapsed/ideal */
 	lk_setup(r->k, &one.lk, true);
 	one.counter = 0;
-	go(r);
-	end(r);
+	run_go(r);
+	run_end(r);
 	if (one.counter != r->ops[0])
 		check_failed(
 		    "counter %lu != %lu increments", one.counter, r->ops[0]);
@@ -560,13 +529,13 @@ w5a_run(struct run *r)
 	uint64_t queued = 0;
 
 	cv_setup(r->k, true);
-	go(r);
+	run_go(r);
 	lk_lock(r->k, &cv.m);
 	__atomic_store_n(&flag.stop, 1, __ATOMIC_RELAXED);
 	cc_wake(r->k, &cv.c[0], true);
 	cc_wake(r->k, &cv.c[1], true);
 	lk_unlock(r->k, &cv.m);
-	end(r);
+	run_end(r);
 	for (unsigned i = 0; i < cv.count; i++)
 		queued += cv.buf[(cv.head + i) % W5_CAP];
 	if (r->ops[0] != r->ops[1] + cv.count ||
@@ -626,7 +595,7 @@ w5b_run(struct run *r)
 	cv_setup(k, true);
 	if ((err = pthread_barrier_init(&cv.release, NULL, W5B_WAITERS + 1)))
 		die("pthread_barrier_init", err);
-	go(r);
+	run_go(r);
 	for (deadline = now() + 5; !all_asleep(k, r->t); sleep_ns(100000))
 		if (now() > deadline)
 			check_failed("the %d waiters were not all waiting and "
@@ -638,7 +607,7 @@ w5b_run(struct run *r)
 	cc_wake(k, &cv.c[0], true);
 	lk_unlock(k, &cv.m);
 	pthread_barrier_wait(&cv.release);
-	end(r);
+	run_end(r);
 	pthread_barrier_destroy(&cv.release);
 	if (cv.done != W5B_WAITERS)
 		check_failed("%d of %d waiters woke", cv.done, W5B_WAITERS);
@@ -654,8 +623,8 @@ w6_run(struct run *r)
 	else
 		pthread_rwlock_init(&rw.l.pt, NULL);
 	rw.a = rw.b = 0;
-	go(r);
-	end(r);
+	run_go(r);
+	run_end(r);
 	if (rw.a != r->ops[1] || rw.b != r->ops[1] || r->bad != 0)
 		check_failed("%lu writes counted %lu, %lu torn reads",
 		    r->ops[1], rw.a, r->bad);
@@ -677,8 +646,8 @@ w7_run(struct run *r)
 		die("allocating the W7 locks", ENOMEM);
 	for (size_t i = 0; i < W7_LOCKS; i++)
 		lk_setup(r->k, many.locks + i * sz, true);
-	go(r);
-	end(r);
+	run_go(r);
+	run_end(r);
 	for (size_t i = 0; i < W7_LOCKS; i++) {
 		sum += many.counts[i];
 		lk_setup(r->k, many.locks + i * sz, false);
