@@ -3,12 +3,12 @@
  * lockbench's workloads, W1..W7 (see tools/lockbench.c): the locks they
  * compare, the data the threads share, the thread bodies, each workload's
  * set-up, drive and correctness check around run_go() and run_end(), which
- * are here too (workloads in C++ can call them as well), and work[], the
- * description of each workload that the runner of tools/lockbench.c
- * reads.  The bodies are always_inline with the lock kind a parameter,
- * and KIND_FNS makes one thread function per kind of each, so that every
- * lock runs its own tight loop; the runner picks the function, before the
- * threads start, from a workload's step.
+ * are here too (tools/lockbench-cxx.cc calls them as well), and work[],
+ * the description of each workload, the C++ ones included, that the
+ * runner of tools/lockbench.c reads.  The bodies are always_inline with
+ * the lock kind a parameter, and KIND_FNS makes one thread function per
+ * kind of each, so that every lock runs its own tight loop; the runner
+ * picks the function, before the threads start, from a workload's step.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -64,6 +64,10 @@ const char *lk_name[NLK] = { "pl_mutex", "pthread_mutex", "pthread_adaptive",
 const char *const lk_opt[NLK] = { "pl", "pthread", "adaptive", "spin" };
 const char *cv_name[2] = { "pl_cond+pl_mutex", "pthread_cond+mutex" };
 const char *rw_name[2] = { "pl_rwlock", "pthread_rwlock" };
+const char *cxx_mutex_name[2] = { "pl::mutex", "std::mutex" };
+const char *cxx_cv_name[2] = { "pl::condition_variable",
+	"std::condition_variable" };
+const char *cxx_rw_name[2] = { "pl::shared_mutex", "std::shared_mutex" };
 pthread_mutexattr_t adaptive_attr;
 
 /* W5's mutex is an anylock of kind 0 or 1. */
@@ -690,6 +694,47 @@ w4_finish(struct ser *s)
 
 struct tlist tl2 = { 4, { 2, 4, 8, 32 } }, tl6 = { 4, { 2, 4, 8, 16 } };
 
+/* The progress lines, metrics, columns and targets of W2, W5a and W6,
+ * which their C++ twins share: the same figures, compared the same way. */
+#define W2_PFMT "%.2f Mops/s, %.3f CPU s/Mop"
+#define W5A_PFMT "%.3f Mitems/s"
+#define W6_PFMT "%.2f Mops/s, reads %.1f%%, writes %.1f%%"
+/* clang-format off */
+#define W2_FIGURES                                                         \
+	{ { "throughput", "ops/s", R_OPS, R_EL, 1e-6 },                    \
+	    { "thread_min", "ops/s", R_LO, R_EL, 0, 0, 0, M_NORATIO },     \
+	    { "thread_max", "ops/s", R_HI, R_EL, 0, 0, 0, M_NORATIO },     \
+	    { "cpu_per_mop", "s", R_CPU, R_OPS, 1, 1e6 } },                \
+	{ { "Mops/s", 8, C_MED, 0, 1e-6, 2 },                              \
+	    { "min..max", 14, C_RANGE, 0, 1e-6, 2 },                       \
+	    { "thread kops/s", 16, C_PAIR, 1, 1e-3, 0 },                   \
+	    { "CPU s/Mop", 9, C_MED, 3, 1, 3 },                            \
+	    { "ratio", 7, C_RATIO, 0 },                                    \
+	    { "CPU ratio", 9, C_RATIO, 3 } },                              \
+	{ { 0, false, false, 1.70, ">=%.2fx", "throughput", "x", 2 },      \
+	    { 3, false, true, 0.70, "CPU <=%.2fx", "CPU/op", "x", 2 } }
+#define W5A_FIGURES                                                        \
+	{ { "throughput", "items/s", R_OPS1, R_EL, 1e-6 } },               \
+	{ { "Mitems/s", 9, C_MED, 0, 1e-6, 3 },                            \
+	    { "min..max", 14, C_RANGE, 0, 1e-6, 3 },                       \
+	    { "ratio", 7, C_RATIO, 0 } },                                  \
+	{ { 0, false, false, 1.50, ">=%.2fx", "producer/consumer", "x",    \
+	    2 } }
+#define W6_FIGURES                                                         \
+	{ { "throughput", "ops/s", R_OPS, R_EL, 1e-6 },                    \
+	    { "read_share", "%", R_OPS0, R_OPS, 1, 100, 0, M_NORATIO },    \
+	    { "write_share", "%", R_OPS1, R_OPS, 1, 100, 0, M_NORATIO } }, \
+	{ { "Mops/s", 8, C_MED, 0, 1e-6, 2 },                              \
+	    { "min..max", 14, C_RANGE, 0, 1e-6, 2 },                       \
+	    { "reads", 7, C_PCT, 1, 1, 1 },                                \
+	    { "writes", 7, C_PCT, 2, 1, 1 },                               \
+	    { "ratio", 7, C_RATIO, 0 } },                                  \
+	{ { 0, false, false, 1.50, ">=%.2fx", "throughput", "x", 2 },      \
+	    { 1, true, false, 25, "each share >=%.0f%%", "reads", "%",     \
+	        1 },                                                       \
+	    { 2, true, false, 25, NULL, "writes", "%", 1 } }
+/* clang-format on */
+
 /* The tables leave the trailing fields of their entries zero. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 struct workload work[] = {
@@ -707,19 +752,8 @@ struct workload work[] = {
 	    "runs, min..max), per-thread kops/s (lowest..highest thread), CPU "
 	    "seconds per million ops (lower is better)",
 	    &tl2, 0, lk_name, F_TIMED, 22, { 0.01, 1 }, one_run,
-	    { { w2_body_fn, 0, R0, NULL, "", "%.2f Mops/s, %.3f CPU s/Mop",
-	        { 0, 3 } } },
-	    { { "throughput", "ops/s", R_OPS, R_EL, 1e-6 },
-	        { "thread_min", "ops/s", R_LO, R_EL, 0, 0, 0, M_NORATIO },
-	        { "thread_max", "ops/s", R_HI, R_EL, 0, 0, 0, M_NORATIO },
-	        { "cpu_per_mop", "s", R_CPU, R_OPS, 1, 1e6 } },
-	    { { "Mops/s", 8, C_MED, 0, 1e-6, 2 },
-	        { "min..max", 14, C_RANGE, 0, 1e-6, 2 },
-	        { "thread kops/s", 16, C_PAIR, 1, 1e-3, 0 },
-	        { "CPU s/Mop", 9, C_MED, 3, 1, 3 }, { "ratio", 7, C_RATIO, 0 },
-	        { "CPU ratio", 9, C_RATIO, 3 } },
-	    { { 0, false, false, 1.70, ">=%.2fx", "throughput", "x", 2 },
-	        { 3, false, true, 0.70, "CPU <=%.2fx", "CPU/op", "x", 2 } } },
+	    { { w2_body_fn, 0, R0, NULL, "", W2_PFMT, { 0, 3 } } },
+	    W2_FIGURES },
 	{ "W3",
 	    "W3 long holds: " S_W3_THREADS " threads each lock once and sleep "
 	    "1 ms inside; a 1 ms sleep measured %2$.3f ms, so ideal = %3$.3f "
@@ -776,13 +810,8 @@ struct workload work[] = {
 	    "W5a producer/consumer: 2 producers + 2 consumers, queue "
 	    "of " S_W5_CAP "; Mitems/s, median of %d runs",
 	    NULL, 4, cv_name, F_TIMED, 8, { 0.01, 1 }, w5a_run,
-	    { { w5a_body_fn, 0, HALVES, "2+2 threads", "", "%.3f Mitems/s" } },
-	    { { "throughput", "items/s", R_OPS1, R_EL, 1e-6 } },
-	    { { "Mitems/s", 9, C_MED, 0, 1e-6, 3 },
-	        { "min..max", 14, C_RANGE, 0, 1e-6, 3 },
-	        { "ratio", 7, C_RATIO, 0 } },
-	    { { 0, false, false, 1.50, ">=%.2fx", "producer/consumer", "x",
-	        2 } } },
+	    { { w5a_body_fn, 0, HALVES, "2+2 threads", "", W5A_PFMT } },
+	    W5A_FIGURES },
 	{ "W5b",
 	    "W5b broadcast to " S_W5B_WAITERS " sleeping waiters: time from "
 	    "the broadcast until all reacquired and released the mutex (they "
@@ -813,18 +842,8 @@ struct workload work[] = {
 	    "sections; total Mops/s (median of %d runs, min..max), read and "
 	    "write shares of the total",
 	    &tl6, 0, rw_name, F_TIMED, 26, { 0.01, 1 }, w6_run,
-	    { { w6_body_fn, 0, HALVES, NULL, "",
-	        "%.2f Mops/s, reads %.1f%%, writes %.1f%%", { 0, 1, 2 } } },
-	    { { "throughput", "ops/s", R_OPS, R_EL, 1e-6 },
-	        { "read_share", "%", R_OPS0, R_OPS, 1, 100, 0, M_NORATIO },
-	        { "write_share", "%", R_OPS1, R_OPS, 1, 100, 0, M_NORATIO } },
-	    { { "Mops/s", 8, C_MED, 0, 1e-6, 2 },
-	        { "min..max", 14, C_RANGE, 0, 1e-6, 2 },
-	        { "reads", 7, C_PCT, 1, 1, 1 }, { "writes", 7, C_PCT, 2, 1, 1 },
-	        { "ratio", 7, C_RATIO, 0 } },
-	    { { 0, false, false, 1.50, ">=%.2fx", "throughput", "x", 2 },
-	        { 1, true, false, 25, "each share >=%.0f%%", "reads", "%", 1 },
-	        { 2, true, false, 25, NULL, "writes", "%", 1 } } },
+	    { { w6_body_fn, 0, HALVES, NULL, "", W6_PFMT, { 0, 1, 2 } } },
+	    W6_FIGURES },
 	{ "W7",
 	    "W7 many locks: " S_W7_THREADS " threads lock random entries of an "
 	    "array of " S_W7_LOCKS " locks; Mops/s, median of %d runs",
@@ -839,6 +858,32 @@ struct workload work[] = {
 	    { { 0, false, false, 1.80, ">=%.2fx", "throughput", "x", 2 },
 	        { 1, true, true, 1, "%.0f byte/lock", "bytes per lock", "",
 	            0 } } },
+	/* The C++ types against the standard library's: W2, W5a and W6
+	 * through tools/lockbench-cxx.cc, kinds 0 (pl::) and 1 (std::). */
+	{ "W2cxx",
+	    "W2cxx the W2 loop in C++, pl::mutex against std::mutex (each "
+	    "with std::lock_guard): total Mops/s (median of %d runs, "
+	    "min..max), per-thread kops/s (lowest..highest thread), CPU "
+	    "seconds per million ops (lower is better); ratios pl::/std::",
+	    &tl2, 0, cxx_mutex_name, F_TIMED | F_CXX, 22, { 0.01, 1 },
+	    w2cxx_run, { { w2cxx_fn, 0, R0, NULL, "", W2_PFMT, { 0, 3 } } },
+	    W2_FIGURES },
+	{ "W5acxx",
+	    "W5acxx producer/consumer in C++, as W5a: pl::condition_variable "
+	    "with std::unique_lock<pl::mutex> against std::condition_variable "
+	    "with std::unique_lock<std::mutex>; Mitems/s, median of %d runs; "
+	    "ratios pl::/std::",
+	    NULL, 4, cxx_cv_name, F_TIMED | F_CXX, 8, { 0.01, 1 }, w5acxx_run,
+	    { { w5acxx_fn, 0, HALVES, "2+2 threads", "", W5A_PFMT } },
+	    W5A_FIGURES },
+	{ "W6cxx",
+	    "W6cxx reader-writer in C++, as W6: pl::shared_mutex against "
+	    "std::shared_mutex (std::lock_guard, std::shared_lock); total "
+	    "Mops/s (median of %d runs, min..max), read and write shares of "
+	    "the total; ratios pl::/std::",
+	    &tl6, 0, cxx_rw_name, F_TIMED | F_CXX, 26, { 0.01, 1 }, w6cxx_run,
+	    { { w6cxx_fn, 0, HALVES, NULL, "", W6_PFMT, { 0, 1, 2 } } },
+	    W6_FIGURES },
 };
 _Static_assert(sizeof work / sizeof work[0] == NWORK, "NWORK counts work[]");
 _Static_assert(W5B_ROUNDS <= NV, "a series holds W5b's broadcasts");

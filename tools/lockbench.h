@@ -3,12 +3,12 @@
  * lockbench's shared declarations, between tools/lockbench.c (options, the
  * runner, the tables, CSV and targets), tools/lockbench-workloads.c (the
  * workloads: their descriptions in work[], set-up, checks and thread
- * bodies, and the run helpers) and the workloads written in C++: the lock
- * kinds, a run's threads and figures (struct thr, struct run), a series of
- * runs (struct ser), the description of a workload (struct workload), the
- * few globals they read, the run helpers and the inline ones of the thread
- * bodies' loops, and the clock.  C and C++ both include it: C linkage
- * throughout.
+ * bodies, and the run helpers) and tools/lockbench-cxx.cc (the C++
+ * workloads' thread bodies and runs): the lock kinds, a run's threads and
+ * figures (struct thr, struct run), a series of runs (struct ser), the
+ * description of a workload (struct workload), the few globals they read,
+ * the run helpers and the inline ones of the thread bodies' loops, and the
+ * clock.  C and C++ both include it: C linkage throughout.
  */
 #ifndef LOCKBENCH_H
 #define LOCKBENCH_H
@@ -33,19 +33,21 @@ extern "C" {
 #define MAXTC 16     /* entries in a -t list */
 #define NMET 5       /* metrics per workload */
 #define NV MAXRUNS   /* figures in a series: its runs, or a workload's rounds */
-#define NWORK 8      /* entries in work[] */
-#define W6 6         /* its index in work[], for -t */
+#define NWORK 11     /* entries in work[] */
 #define WORK_MASK 63 /* W2, W6: 0..63 xorshift steps outside the lock */
 #define W5_CAP 16    /* W5a: the queue's capacity */
 
 /* The lock kinds; W5 and W6 compare kinds 0 (pl) and 1 (pthread), LK_PL
- * and LK_PT for -l.  lk_opt[] names them for -l, lk_name[] in the tables;
- * cv_name[] and rw_name[] are W5's and W6's. */
+ * and LK_PT for -l, and the C++ workloads kinds 0 (pl::) and 1 (std::).
+ * lk_opt[] names them for -l, lk_name[] in the tables; cv_name[] and
+ * rw_name[] are W5's and W6's, cxx_mutex_name[], cxx_cv_name[] and
+ * cxx_rw_name[] those of W2cxx, W5acxx and W6cxx. */
 enum { LK_PL, LK_PT, LK_AD, LK_SPIN, NLK };
 extern const char *lk_name[NLK];
 extern const char *const lk_opt[NLK];
 extern const char *cv_name[2], *rw_name[2];
-/* Writable: --dropin renames the pthread kinds (lockbench.c). */
+extern const char *cxx_mutex_name[2], *cxx_cv_name[2], *cxx_rw_name[2];
+/* Writable: --dropin renames the pthread and std:: kinds (lockbench.c). */
 extern pthread_mutexattr_t adaptive_attr; /* LK_AD's, set up by main() */
 
 /* A thread of a run: fresh ones for every run, thread i pinned to CPU i
@@ -133,7 +135,8 @@ struct clause {
 	int dec;
 };
 
-/* A -t list: thread counts, the cells of W2 and W6. */
+/* A -t list: thread counts, the cells of W2 and W6 (and their C++
+ * twins). */
 struct tlist {
 	int n, v[MAXTC];
 };
@@ -142,7 +145,7 @@ struct tlist {
  * lock kinds (kname: NLK, or 2), each cell runs runs (or rounds) of its
  * steps through run(); title is a format of runs, tv[0] and tv[1].  A run
  * costs cost[0] + cost[1] x -d seconds and prepare() prep seconds. */
-enum { F_TIMED = 1, F_BEST = 2, F_SPIN_NAMED = 4, F_WAKE = 8 };
+enum { F_TIMED = 1, F_BEST = 2, F_SPIN_NAMED = 4, F_WAKE = 8, F_CXX = 16 };
 struct workload {
 	const char *name, *title;
 	struct tlist *tl;
@@ -255,6 +258,19 @@ seed(int i)
 {
 	return (0x9e3779b97f4a7c15u * (uint64_t)(i + 1)) | 1;
 }
+
+/* ------------------------------------------------------------------ */
+/* The C++ workloads (tools/lockbench-cxx.cc): for kinds 0 (pl::) and 1
+ * (std::) each one's thread function, and its run.  Without a C++17
+ * compiler lockbench links tools/lockbench-nocxx.c instead, where
+ * cxx_built is false and the runner leaves the F_CXX workloads out. */
+extern const bool cxx_built;
+extern void *(*const w2cxx_fn[2])(void *);
+extern void *(*const w5acxx_fn[2])(void *);
+extern void *(*const w6cxx_fn[2])(void *);
+void w2cxx_run(struct run *r);
+void w5acxx_run(struct run *r);
+void w6cxx_run(struct run *r);
 
 #ifdef __cplusplus
 }
