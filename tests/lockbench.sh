@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# TAP test: tools/lockbench's plumbing, on a short run of W1 and W5b
-# (the full comparison is `make bench`, minutes long):
+# TAP test: tools/lockbench's plumbing, on short runs of W1 and W5b, of
+# the C++ workloads and of W2 (the full comparison is `make bench`,
+# minutes long):
 #
 #   1. -n prints the header and the expected duration, runs nothing;
 #   2. an unknown workload is an error: exit 2, one line naming it;
@@ -9,7 +10,12 @@
 #      and the rows of both locks;
 #   4. W5b's counts are those of 64 waiters that all slept: at least 64
 #      sleeps per broadcast for either lock, and no more switches than
-#      sleeps plus preemptions (ctx >= sleeps).
+#      sleeps plus preemptions (ctx >= sleeps);
+#   5. -w cxx runs W2cxx, W5acxx and W6cxx and nothing else, their checks
+#      pass (a failed one exits 1), and the CSV has the throughput of
+#      pl:: and std:: with the ratio on the pl:: row (a SKIP where
+#      lockbench was built without them: no C++17 compiler);
+#   6. -w W2 is W2 alone, not W2cxx too (as -w W5 is W5a and W5b).
 #
 # Run from the top of the build directory, like tests/torture.sh, under
 # `timeout` where it exists.
@@ -23,9 +29,9 @@ else
 	run() { "$prog" "$@" >"$tmp/out" 2>"$tmp/err"; }
 fi
 
-echo "1..4"
+echo "1..6"
 if test ! -x "$prog"; then
-	for i in 1 2 3 4; do
+	for i in 1 2 3 4 5 6; do
 		echo "not ok $i - lockbench ($prog not built in $(pwd))"
 	done
 	exit 0
@@ -85,4 +91,35 @@ counts_ok() {
 	done
 }
 ok "W5b: every waiter slept, and switches >= sleeps" counts_ok
+
+run -n -w cxx
+if test $? = 2 && grep -q "not built" "$tmp/err"; then
+	n=$((n + 1))
+	echo "ok $n # SKIP lockbench has no C++ workloads: $(cat "$tmp/err")"
+else
+	run -w cxx -t 2 -d 0.05 -r 1 -o "$tmp/lb.csv"
+	rc=$?
+	cxx_ok() {
+		test "$rc" = 0 && ! grep -q "^W[1-7][ab]*," "$tmp/lb.csv" ||
+			return 1
+		for w in "W2cxx pl::mutex std::mutex" \
+			"W5acxx pl::condition_variable std::condition_variable" \
+			"W6cxx pl::shared_mutex std::shared_mutex"; do
+			set -- $w
+			test -n "$(field "$1" "$2" throughput 9)" &&
+				test -n "$(field "$1" "$3" throughput 6)" ||
+				return 1
+		done
+	}
+	ok "-w cxx: the C++ workloads alone, checked, both kinds in the CSV" \
+		cxx_ok
+fi
+
+run -w W2 -t 2 -l pl -d 0.05 -r 1 -o "$tmp/lb.csv"
+rc=$?
+w2_ok() {
+	test "$rc" = 0 && grep -q "^W2,2,pl_mutex,throughput," "$tmp/lb.csv" &&
+		! grep -q "^W2cxx," "$tmp/lb.csv"
+}
+ok "-w W2: W2 alone, not W2cxx" w2_ok
 exit 0

@@ -2,12 +2,13 @@
 /*
  * lockbench's workloads, W1..W7 (see tools/lockbench.c): the locks they
  * compare, the data the threads share, the thread bodies, each workload's
- * set-up, drive and correctness check around go() and end(), and work[],
- * the description of each that the runner of tools/lockbench.c reads.
- * The bodies are always_inline with the lock kind a parameter, and
- * KIND_FNS makes one thread function per kind of each, so that every lock
- * runs its own tight loop; the runner picks the function, before the
- * threads start, from a workload's step.
+ * set-up, drive and correctness check around run_go() and run_end(), which
+ * are here too (tools/lockbench-cxx.cc calls them as well), and work[],
+ * the description of each workload, the C++ ones included, that the
+ * runner of tools/lockbench.c reads.  The bodies are always_inline with
+ * the lock kind a parameter, and KIND_FNS makes one thread function per
+ * kind of each, so that every lock runs its own tight loop; the runner
+ * picks the function, before the threads start, from a workload's step.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,11 +31,9 @@
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
 #define STACK_SIZE (256 * 1024) /* W3 starts 300 threads */
-#define WORK_MASK 63            /* 0..63 xorshift steps outside the lock */
 #define YIELD_WORK 1000         /* xorshift steps per W4 work unit */
 #define W3_THREADS 300
 #define W3_SLEEP_NS 1000000L
-#define W5_CAP 16
 #define W5B_WAITERS 64
 #define W5B_ROUNDS 20
 #define W7_LOCKS 100000
@@ -65,6 +64,10 @@ const char *lk_name[NLK] = { "pl_mutex", "pthread_mutex", "pthread_adaptive",
 const char *const lk_opt[NLK] = { "pl", "pthread", "adaptive", "spin" };
 const char *cv_name[2] = { "pl_cond+pl_mutex", "pthread_cond+mutex" };
 const char *rw_name[2] = { "pl_rwlock", "pthread_rwlock" };
+const char *cxx_mutex_name[2] = { "pl::mutex", "std::mutex" };
+const char *cxx_cv_name[2] = { "pl::condition_variable",
+	"std::condition_variable" };
+const char *cxx_rw_name[2] = { "pl::shared_mutex", "std::shared_mutex" };
 pthread_mutexattr_t adaptive_attr;
 
 /* W5's mutex is an anylock of kind 0 or 1. */
@@ -150,9 +153,7 @@ cc_wake(int k, ccond *c, bool all)
 /* Shared state of the workloads, each lock with the data it guards on its
  * own cache line, away from the stop flag that every thread reads. */
 
-static struct {
-	_Alignas(64) int stop;
-} flag;
+struct stop_line flag;
 
 static struct {
 	_Alignas(64) anylock lk;
@@ -188,40 +189,11 @@ double tv[2];            /* the figures in W3's and W4's titles */
 static double sleep_1ms; /* W3: a 1 ms sleep, measured */
 static pthread_barrier_t start_barrier;
 
-static ALWAYS_INLINE bool
-stopping(void)
-{
-	return __atomic_load_n(&flag.stop, __ATOMIC_RELAXED) != 0;
-}
-
-static ALWAYS_INLINE uint64_t
-xorshift(uint64_t x)
-{
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return x;
-}
-
-static ALWAYS_INLINE uint64_t
-busy_work(uint64_t x, unsigned n)
-{
-	for (; n > 0; n--)
-		x = xorshift(x);
-	return x;
-}
-
-static uint64_t
-seed(int i)
-{
-	return (0x9e3779b97f4a7c15u * (uint64_t)(i + 1)) | 1;
-}
-
 /* ------------------------------------------------------------------ */
 /* Threads: their start and end, and their functions per lock kind. */
 
 /* In each thread: wait for the others, then start the CPU clock. */
-static double
+double
 thr_begin(struct thr *t)
 {
 	t->os_tid = (pid_t)syscall(SYS_gettid);
@@ -230,7 +202,7 @@ thr_begin(struct thr *t)
 }
 
 /* In each thread at its end: its figures, and the CPU clock stopped. */
-static void *
+void *
 thr_done(struct thr *t, unsigned long ops, uint64_t sink, double cpu0)
 {
 	t->ops = ops;
@@ -460,11 +432,12 @@ w7_body(struct thr *t, const int k)
 KIND_FNS(w7_body);
 
 /* ------------------------------------------------------------------ */
-/* Runs: each workload's set-up, drive and check around go() and end(). */
+/* Runs: each workload's set-up, drive and check around run_go() and
+ * run_end(). */
 
 /* Start a run's threads and, if it is timed, let them run -d seconds. */
-static void
-go(struct run *r)
+void
+run_go(struct run *r)
 {
 	pthread_attr_t attr;
 	int err;
@@ -491,8 +464,8 @@ go(struct run *r)
 }
 
 /* Join the threads (stopping a timed run first) and sum their figures. */
-static void
-end(struct run *r)
+void
+run_end(struct run *r)
 {
 	double *v = r->v;
 
@@ -528,8 +501,8 @@ one_run(struct run *r)
 	r->v[R_IDEAL] = W3_THREADS * sleep_1ms; /* W3's elapsed/ideal */
 	lk_setup(r->k, &one.lk, true);
 	one.counter = 0;
-	go(r);
-	end(r);
+	run_go(r);
+	run_end(r);
 	if (one.counter != r->ops[0])
 		check_failed(
 		    "counter %lu != %lu increments", one.counter, r->ops[0]);
@@ -560,13 +533,13 @@ w5a_run(struct run *r)
 	uint64_t queued = 0;
 
 	cv_setup(r->k, true);
-	go(r);
+	run_go(r);
 	lk_lock(r->k, &cv.m);
 	__atomic_store_n(&flag.stop, 1, __ATOMIC_RELAXED);
 	cc_wake(r->k, &cv.c[0], true);
 	cc_wake(r->k, &cv.c[1], true);
 	lk_unlock(r->k, &cv.m);
-	end(r);
+	run_end(r);
 	for (unsigned i = 0; i < cv.count; i++)
 		queued += cv.buf[(cv.head + i) % W5_CAP];
 	if (r->ops[0] != r->ops[1] + cv.count ||
@@ -626,7 +599,7 @@ w5b_run(struct run *r)
 	cv_setup(k, true);
 	if ((err = pthread_barrier_init(&cv.release, NULL, W5B_WAITERS + 1)))
 		die("pthread_barrier_init", err);
-	go(r);
+	run_go(r);
 	for (deadline = now() + 5; !all_asleep(k, r->t); sleep_ns(100000))
 		if (now() > deadline)
 			check_failed("the %d waiters were not all waiting and "
@@ -638,7 +611,7 @@ w5b_run(struct run *r)
 	cc_wake(k, &cv.c[0], true);
 	lk_unlock(k, &cv.m);
 	pthread_barrier_wait(&cv.release);
-	end(r);
+	run_end(r);
 	pthread_barrier_destroy(&cv.release);
 	if (cv.done != W5B_WAITERS)
 		check_failed("%d of %d waiters woke", cv.done, W5B_WAITERS);
@@ -654,8 +627,8 @@ w6_run(struct run *r)
 	else
 		pthread_rwlock_init(&rw.l.pt, NULL);
 	rw.a = rw.b = 0;
-	go(r);
-	end(r);
+	run_go(r);
+	run_end(r);
 	if (rw.a != r->ops[1] || rw.b != r->ops[1] || r->bad != 0)
 		check_failed("%lu writes counted %lu, %lu torn reads",
 		    r->ops[1], rw.a, r->bad);
@@ -677,8 +650,8 @@ w7_run(struct run *r)
 		die("allocating the W7 locks", ENOMEM);
 	for (size_t i = 0; i < W7_LOCKS; i++)
 		lk_setup(r->k, many.locks + i * sz, true);
-	go(r);
-	end(r);
+	run_go(r);
+	run_end(r);
 	for (size_t i = 0; i < W7_LOCKS; i++) {
 		sum += many.counts[i];
 		lk_setup(r->k, many.locks + i * sz, false);
@@ -721,6 +694,47 @@ w4_finish(struct ser *s)
 
 struct tlist tl2 = { 4, { 2, 4, 8, 32 } }, tl6 = { 4, { 2, 4, 8, 16 } };
 
+/* The progress lines, metrics, columns and targets of W2, W5a and W6,
+ * which their C++ twins share: the same figures, compared the same way. */
+#define W2_PFMT "%.2f Mops/s, %.3f CPU s/Mop"
+#define W5A_PFMT "%.3f Mitems/s"
+#define W6_PFMT "%.2f Mops/s, reads %.1f%%, writes %.1f%%"
+/* clang-format off */
+#define W2_FIGURES                                                         \
+	{ { "throughput", "ops/s", R_OPS, R_EL, 1e-6 },                    \
+	    { "thread_min", "ops/s", R_LO, R_EL, 0, 0, 0, M_NORATIO },     \
+	    { "thread_max", "ops/s", R_HI, R_EL, 0, 0, 0, M_NORATIO },     \
+	    { "cpu_per_mop", "s", R_CPU, R_OPS, 1, 1e6 } },                \
+	{ { "Mops/s", 8, C_MED, 0, 1e-6, 2 },                              \
+	    { "min..max", 14, C_RANGE, 0, 1e-6, 2 },                       \
+	    { "thread kops/s", 16, C_PAIR, 1, 1e-3, 0 },                   \
+	    { "CPU s/Mop", 9, C_MED, 3, 1, 3 },                            \
+	    { "ratio", 7, C_RATIO, 0 },                                    \
+	    { "CPU ratio", 9, C_RATIO, 3 } },                              \
+	{ { 0, false, false, 1.70, ">=%.2fx", "throughput", "x", 2 },      \
+	    { 3, false, true, 0.70, "CPU <=%.2fx", "CPU/op", "x", 2 } }
+#define W5A_FIGURES                                                        \
+	{ { "throughput", "items/s", R_OPS1, R_EL, 1e-6 } },               \
+	{ { "Mitems/s", 9, C_MED, 0, 1e-6, 3 },                            \
+	    { "min..max", 14, C_RANGE, 0, 1e-6, 3 },                       \
+	    { "ratio", 7, C_RATIO, 0 } },                                  \
+	{ { 0, false, false, 1.50, ">=%.2fx", "producer/consumer", "x",    \
+	    2 } }
+#define W6_FIGURES                                                         \
+	{ { "throughput", "ops/s", R_OPS, R_EL, 1e-6 },                    \
+	    { "read_share", "%", R_OPS0, R_OPS, 1, 100, 0, M_NORATIO },    \
+	    { "write_share", "%", R_OPS1, R_OPS, 1, 100, 0, M_NORATIO } }, \
+	{ { "Mops/s", 8, C_MED, 0, 1e-6, 2 },                              \
+	    { "min..max", 14, C_RANGE, 0, 1e-6, 2 },                       \
+	    { "reads", 7, C_PCT, 1, 1, 1 },                                \
+	    { "writes", 7, C_PCT, 2, 1, 1 },                               \
+	    { "ratio", 7, C_RATIO, 0 } },                                  \
+	{ { 0, false, false, 1.50, ">=%.2fx", "throughput", "x", 2 },      \
+	    { 1, true, false, 25, "each share >=%.0f%%", "reads", "%",     \
+	        1 },                                                       \
+	    { 2, true, false, 25, NULL, "writes", "%", 1 } }
+/* clang-format on */
+
 /* The tables leave the trailing fields of their entries zero. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 struct workload work[] = {
@@ -738,19 +752,8 @@ struct workload work[] = {
 	    "runs, min..max), per-thread kops/s (lowest..highest thread), CPU "
 	    "seconds per million ops (lower is better)",
 	    &tl2, 0, lk_name, F_TIMED, 22, { 0.01, 1 }, one_run,
-	    { { w2_body_fn, 0, R0, NULL, "", "%.2f Mops/s, %.3f CPU s/Mop",
-	        { 0, 3 } } },
-	    { { "throughput", "ops/s", R_OPS, R_EL, 1e-6 },
-	        { "thread_min", "ops/s", R_LO, R_EL, 0, 0, 0, M_NORATIO },
-	        { "thread_max", "ops/s", R_HI, R_EL, 0, 0, 0, M_NORATIO },
-	        { "cpu_per_mop", "s", R_CPU, R_OPS, 1, 1e6 } },
-	    { { "Mops/s", 8, C_MED, 0, 1e-6, 2 },
-	        { "min..max", 14, C_RANGE, 0, 1e-6, 2 },
-	        { "thread kops/s", 16, C_PAIR, 1, 1e-3, 0 },
-	        { "CPU s/Mop", 9, C_MED, 3, 1, 3 }, { "ratio", 7, C_RATIO, 0 },
-	        { "CPU ratio", 9, C_RATIO, 3 } },
-	    { { 0, false, false, 1.70, ">=%.2fx", "throughput", "x", 2 },
-	        { 3, false, true, 0.70, "CPU <=%.2fx", "CPU/op", "x", 2 } } },
+	    { { w2_body_fn, 0, R0, NULL, "", W2_PFMT, { 0, 3 } } },
+	    W2_FIGURES },
 	{ "W3",
 	    "W3 long holds: " S_W3_THREADS " threads each lock once and sleep "
 	    "1 ms inside; a 1 ms sleep measured %2$.3f ms, so ideal = %3$.3f "
@@ -807,13 +810,8 @@ struct workload work[] = {
 	    "W5a producer/consumer: 2 producers + 2 consumers, queue "
 	    "of " S_W5_CAP "; Mitems/s, median of %d runs",
 	    NULL, 4, cv_name, F_TIMED, 8, { 0.01, 1 }, w5a_run,
-	    { { w5a_body_fn, 0, HALVES, "2+2 threads", "", "%.3f Mitems/s" } },
-	    { { "throughput", "items/s", R_OPS1, R_EL, 1e-6 } },
-	    { { "Mitems/s", 9, C_MED, 0, 1e-6, 3 },
-	        { "min..max", 14, C_RANGE, 0, 1e-6, 3 },
-	        { "ratio", 7, C_RATIO, 0 } },
-	    { { 0, false, false, 1.50, ">=%.2fx", "producer/consumer", "x",
-	        2 } } },
+	    { { w5a_body_fn, 0, HALVES, "2+2 threads", "", W5A_PFMT } },
+	    W5A_FIGURES },
 	{ "W5b",
 	    "W5b broadcast to " S_W5B_WAITERS " sleeping waiters: time from "
 	    "the broadcast until all reacquired and released the mutex (they "
@@ -844,18 +842,8 @@ struct workload work[] = {
 	    "sections; total Mops/s (median of %d runs, min..max), read and "
 	    "write shares of the total",
 	    &tl6, 0, rw_name, F_TIMED, 26, { 0.01, 1 }, w6_run,
-	    { { w6_body_fn, 0, HALVES, NULL, "",
-	        "%.2f Mops/s, reads %.1f%%, writes %.1f%%", { 0, 1, 2 } } },
-	    { { "throughput", "ops/s", R_OPS, R_EL, 1e-6 },
-	        { "read_share", "%", R_OPS0, R_OPS, 1, 100, 0, M_NORATIO },
-	        { "write_share", "%", R_OPS1, R_OPS, 1, 100, 0, M_NORATIO } },
-	    { { "Mops/s", 8, C_MED, 0, 1e-6, 2 },
-	        { "min..max", 14, C_RANGE, 0, 1e-6, 2 },
-	        { "reads", 7, C_PCT, 1, 1, 1 }, { "writes", 7, C_PCT, 2, 1, 1 },
-	        { "ratio", 7, C_RATIO, 0 } },
-	    { { 0, false, false, 1.50, ">=%.2fx", "throughput", "x", 2 },
-	        { 1, true, false, 25, "each share >=%.0f%%", "reads", "%", 1 },
-	        { 2, true, false, 25, NULL, "writes", "%", 1 } } },
+	    { { w6_body_fn, 0, HALVES, NULL, "", W6_PFMT, { 0, 1, 2 } } },
+	    W6_FIGURES },
 	{ "W7",
 	    "W7 many locks: " S_W7_THREADS " threads lock random entries of an "
 	    "array of " S_W7_LOCKS " locks; Mops/s, median of %d runs",
@@ -870,6 +858,32 @@ struct workload work[] = {
 	    { { 0, false, false, 1.80, ">=%.2fx", "throughput", "x", 2 },
 	        { 1, true, true, 1, "%.0f byte/lock", "bytes per lock", "",
 	            0 } } },
+	/* The C++ types against the standard library's: W2, W5a and W6
+	 * through tools/lockbench-cxx.cc, kinds 0 (pl::) and 1 (std::). */
+	{ "W2cxx",
+	    "W2cxx the W2 loop in C++, pl::mutex against std::mutex (each "
+	    "with std::lock_guard): total Mops/s (median of %d runs, "
+	    "min..max), per-thread kops/s (lowest..highest thread), CPU "
+	    "seconds per million ops (lower is better); ratios pl::/std::",
+	    &tl2, 0, cxx_mutex_name, F_TIMED | F_CXX, 22, { 0.01, 1 },
+	    w2cxx_run, { { w2cxx_fn, 0, R0, NULL, "", W2_PFMT, { 0, 3 } } },
+	    W2_FIGURES },
+	{ "W5acxx",
+	    "W5acxx producer/consumer in C++, as W5a: pl::condition_variable "
+	    "with std::unique_lock<pl::mutex> against std::condition_variable "
+	    "with std::unique_lock<std::mutex>; Mitems/s, median of %d runs; "
+	    "ratios pl::/std::",
+	    NULL, 4, cxx_cv_name, F_TIMED | F_CXX, 8, { 0.01, 1 }, w5acxx_run,
+	    { { w5acxx_fn, 0, HALVES, "2+2 threads", "", W5A_PFMT } },
+	    W5A_FIGURES },
+	{ "W6cxx",
+	    "W6cxx reader-writer in C++, as W6: pl::shared_mutex against "
+	    "std::shared_mutex (std::lock_guard, std::shared_lock); total "
+	    "Mops/s (median of %d runs, min..max), read and write shares of "
+	    "the total; ratios pl::/std::",
+	    &tl6, 0, cxx_rw_name, F_TIMED | F_CXX, 26, { 0.01, 1 }, w6cxx_run,
+	    { { w6cxx_fn, 0, HALVES, NULL, "", W6_PFMT, { 0, 1, 2 } } },
+	    W6_FIGURES },
 };
 _Static_assert(sizeof work / sizeof work[0] == NWORK, "NWORK counts work[]");
 _Static_assert(W5B_ROUNDS <= NV, "a series holds W5b's broadcasts");

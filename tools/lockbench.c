@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lockbench: libparkinglot's primitives against glibc's, in one run.
+ * lockbench: libparkinglot's primitives against glibc's, and its C++ types
+ * against the standard library's, in one run.
  *
  * The workloads of the speed issue, W1..W7, each described in work[] of
  * tools/lockbench-workloads.c; each prints a table with the median and
@@ -26,23 +27,35 @@
  *       short critical sections; total ops/s, read and write shares.
  *   W7  many locks: 4 threads lock random entries of an array of 100,000
  *       locks; ops/s and bytes per lock.
+ *   W2cxx, W5acxx, W6cxx  the C++ types of <parkinglot.hpp> against the
+ *       standard library's, in the loops of W2, W5a and W6 (W2's and W6's
+ *       thread counts, the same figures, checks and targets), written as
+ *       a C++ program writes them; `-w cxx' selects the three.
  *
  * The locks: pl_mutex_t, pthread_mutex_t (default attributes and
  * PTHREAD_MUTEX_ADAPTIVE_NP) and a test-and-test-and-set spinlock with
  * pause; for W5 pl_cond_t+pl_mutex_t and pthread_cond_t+pthread_mutex_t;
- * for W6 pl_rwlock_t and pthread_rwlock_t.  CPU seconds are each worker's
+ * for W6 pl_rwlock_t and pthread_rwlock_t; for W2cxx pl::mutex and
+ * std::mutex, for W5acxx pl::condition_variable with
+ * std::unique_lock<pl::mutex> and std::condition_variable with
+ * std::unique_lock<std::mutex>, for W6cxx pl::shared_mutex and
+ * std::shared_mutex, their ratios pl::/std::.  CPU seconds are each worker's
  * CLOCK_THREAD_CPUTIME_ID from the start barrier to its end, summed.
  * Thread i is pinned to the i-th CPU of the affinity mask (modulo their
  * number), every run starts fresh threads, every cell is several short
  * runs.  A progress line per run goes to stderr; -o writes every figure as
  * CSV; --plot draws W2 and W6 with tools/lockbench-plot.sh (gnuplot).
  * Exit status: 0 (whatever the targets); 1 if a check found a lock letting
- * two threads in or losing an item; 2 for usage and system errors.
+ * two threads in or losing an item; 2 for usage and system errors (and for
+ * a C++ workload named when configure found no C++17 compiler: then
+ * lockbench is built without them).
  *
  * This file holds the options, the runner that runs any workload from its
  * description, the statistics, the tables, CSV and targets, and the
- * wake-up latency probe; tools/lockbench-workloads.c the workloads, and
- * tools/lockbench.h what the two share.
+ * wake-up latency probe; tools/lockbench-workloads.c the workloads and
+ * the run helpers, tools/lockbench-cxx.cc the C++ workloads' thread bodies
+ * and runs (tools/lockbench-nocxx.c stands in for it without C++17), and
+ * tools/lockbench.h what they share.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -417,6 +430,10 @@ print_table(const struct workload *w)
 	char row[200], b[64], tg[200];
 	int lockw = w->kname == cv_name ? 20 : 18;
 
+	for (int k = 0; k < NLK; k++) /* std::condition_variable */
+		if (kind_on(w, k) && (int)strlen(w->kname[k]) + 1 > lockw)
+			lockw = (int)strlen(w->kname[k]) + 1;
+
 	printf("\n");
 	printf(w->title, runs, tv[0], tv[1]);
 	printf("\n");
@@ -541,10 +558,14 @@ parse_list(int opt, const char *arg, struct tlist *tl)
 		    tl->n < MAXTC;
 		if (ok)
 			tl->v[tl->n++] = (int)v;
-		for (int i = 0; opt == 'w' && i < NWORK; i++) /* W5: both */
+		for (int i = 0; opt == 'w' && i < NWORK; i++) {
+			/* W5: W5a and W5b, not W5acxx; cxx: the C++ ones */
+			bool cxx = work[i].flags & F_CXX;
 			if (strcasecmp(work[i].name + 1, p) == 0 ||
-			    (p[0] == work[i].name[1] && p[1] == '\0'))
+			    (!cxx && p[0] == work[i].name[1] && p[1] == '\0') ||
+			    (cxx && strcasecmp(tok, "cxx") == 0))
 				ok = w_sel[i] = true;
+		}
 		for (int k = 0; opt == 'l' && k < NLK; k++)
 			if (strcmp(tok, lk_opt[k]) == 0 ||
 			    strcmp(tok, lk_name[k]) == 0) {
@@ -562,15 +583,18 @@ usage(FILE *f, const char *argv0)
 	fprintf(f,
 	    "usage: %s [-w LIST] [-t LIST] [-l LIST] [-d SECONDS] [-r RUNS]\n"
 	    "       [-o FILE.csv] [--plot FILE.png]\n"
-	    "Measures libparkinglot against glibc's locks; prints a table per\n"
-	    "workload with the ratio pl/pthread of the medians and the "
-	    "target.\n"
-	    "  -w LIST     workloads: W1..W7, W5a, W5b (default: all)\n"
-	    "  -t LIST     thread counts for W2 and W6 (default W2 2,4,8,32;\n"
-	    "              W6 2,4,8,16; W6 takes only the even ones)\n"
+	    "Measures libparkinglot against glibc's locks, and its C++ types\n"
+	    "against the standard library's; prints a table per workload with\n"
+	    "the ratio pl/pthread (pl::/std::) of the medians and the target.\n"
+	    "  -w LIST     workloads: W1..W7, W5a, W5b; the C++ types: W2cxx,\n"
+	    "              W5acxx, W6cxx, or cxx for the three (default: all)\n"
+	    "  -t LIST     thread counts for W2 and W6 and their C++ twins\n"
+	    "              (default W2 2,4,8,32; W6 2,4,8,16; W6 takes only\n"
+	    "              the even ones)\n"
 	    "  -l LIST     locks: pl,pthread,adaptive,spin (default: all, but\n"
 	    "              W3 runs spin only if -l names it; W5 and W6 use pl\n"
-	    "              and pthread only)\n"
+	    "              and pthread only, the C++ workloads pl:: and std::\n"
+	    "              as pl and pthread)\n"
 	    "  -d SECONDS  duration of each run (default %.1f)\n"
 	    "  -r RUNS     runs per cell, median and min..max (default %d)\n"
 	    "  -o FILE     also write every figure as CSV\n"
@@ -583,7 +607,7 @@ usage(FILE *f, const char *argv0)
 	    "              (SO, else the one built beside this program, else\n"
 	    "              the installed one): the pthread rows then run on\n"
 	    "              the drop-in, named dropin_*, and the ratios are\n"
-	    "              pl/drop-in\n"
+	    "              pl/drop-in (so do the std:: rows, over pthread)\n"
 	    "  -h          this help\n",
 	    argv0, DEFAULT_SECS, DEFAULT_RUNS);
 }
@@ -648,7 +672,9 @@ machine(char *out, size_t len)
 		fclose(f);
 }
 
-/* --dropin: the pthread rows run on libparkinglot-pthread. */
+/* --dropin: the pthread rows run on libparkinglot-pthread, and so do the
+ * std:: rows: libstdc++'s mutex, condition variable and shared mutex call
+ * pthread_mutex_*, pthread_cond_* and pthread_rwlock_*. */
 static void
 dropin_relabel(void)
 {
@@ -656,6 +682,9 @@ dropin_relabel(void)
 	lk_name[LK_AD] = "dropin_adaptive";
 	cv_name[1] = "dropin_cond+mutex";
 	rw_name[1] = "dropin_rwlock";
+	cxx_mutex_name[1] = "dropin_std::mutex";
+	cxx_cv_name[1] = "dropin_std::condition_variable";
+	cxx_rw_name[1] = "dropin_std::shared_mutex";
 }
 
 /* --dropin: the library to preload, and whether this process already
@@ -789,23 +818,37 @@ main(int argc, char **argv)
 		usage(stderr, argv[0]);
 		return 2;
 	}
+	for (int i = 0; i < NWORK; i++) {
+		if (w_sel[i] && work[i].flags & F_CXX && !cxx_built) {
+			fprintf(stderr,
+			    "lockbench: %s not built: configure found no "
+			    "C++17 compiler\n",
+			    work[i].name);
+			return 2;
+		}
+		any |= w_sel[i];
+	}
 	if (dropin)
 		dropin_mode(argv);
-	for (int i = 0; i < NWORK; i++)
-		any |= w_sel[i];
-	for (int i = 0; i < NWORK; i++)
-		w_sel[i] |= !any;
+	for (int i = 0; i < NWORK; i++) /* all: those that were built */
+		w_sel[i] |= !any && (cxx_built || !(work[i].flags & F_CXX));
 	if (t_given) { /* W6 takes the even counts: equal readers, writers */
 		tl6.n = 0;
 		for (int c = 0; c < tl2.n; c++)
 			if (tl2.v[c] % 2 == 0)
 				tl6.v[tl6.n++] = tl2.v[c];
-		if (w_sel[W6] && tl6.n < tl2.n)
-			fprintf(stderr,
-			    "lockbench: W6 %s odd thread counts (equal readers "
-			    "and writers)\n",
-			    tl6.n == 0 ? "skipped: it takes no" : "leaves out");
-		w_sel[W6] &= tl6.n > 0;
+		for (int i = 0; i < NWORK; i++) {
+			if (work[i].tl != &tl6 || !w_sel[i])
+				continue;
+			if (tl6.n < tl2.n)
+				fprintf(stderr,
+				    "lockbench: %s %s odd thread counts (equal "
+				    "readers and writers)\n",
+				    work[i].name,
+				    tl6.n == 0 ? "skipped: it takes no"
+				               : "leaves out");
+			w_sel[i] = tl6.n > 0;
+		}
 	}
 
 	if (sched_getaffinity(0, sizeof set, &set) == 0)

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lockbench's shared declarations, between tools/lockbench.c (options, the
- * runner, the tables, CSV and targets) and tools/lockbench-workloads.c (the
+ * runner, the tables, CSV and targets), tools/lockbench-workloads.c (the
  * workloads: their descriptions in work[], set-up, checks and thread
- * bodies): the lock kinds, a run's threads and figures (struct thr, struct
- * run), a series of runs (struct ser), the description of a workload
- * (struct workload), the few globals both read, and the clock.
+ * bodies, and the run helpers) and tools/lockbench-cxx.cc (the C++
+ * workloads' thread bodies and runs): the lock kinds, a run's threads and
+ * figures (struct thr, struct run), a series of runs (struct ser), the
+ * description of a workload (struct workload), the few globals they read,
+ * the run helpers and the inline ones of the thread bodies' loops, and the
+ * clock.  C and C++ both include it: C linkage throughout.
  */
 #ifndef LOCKBENCH_H
 #define LOCKBENCH_H
@@ -13,29 +16,38 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdalign.h> /* alignas in C; a keyword in C++ */
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-#define MAXRUNS 50 /* -r */
-#define MAXTC 16   /* entries in a -t list */
-#define NMET 5     /* metrics per workload */
-#define NV MAXRUNS /* figures in a series: its runs, or a workload's rounds */
-#define NWORK 8    /* entries in work[] */
-#define W6 6       /* its index in work[], for -t */
+#define MAXRUNS 50   /* -r */
+#define MAXTC 16     /* entries in a -t list */
+#define NMET 5       /* metrics per workload */
+#define NV MAXRUNS   /* figures in a series: its runs, or a workload's rounds */
+#define NWORK 11     /* entries in work[] */
+#define WORK_MASK 63 /* W2, W6: 0..63 xorshift steps outside the lock */
+#define W5_CAP 16    /* W5a: the queue's capacity */
 
 /* The lock kinds; W5 and W6 compare kinds 0 (pl) and 1 (pthread), LK_PL
- * and LK_PT for -l.  lk_opt[] names them for -l, lk_name[] in the tables;
- * cv_name[] and rw_name[] are W5's and W6's. */
+ * and LK_PT for -l, and the C++ workloads kinds 0 (pl::) and 1 (std::).
+ * lk_opt[] names them for -l, lk_name[] in the tables; cv_name[] and
+ * rw_name[] are W5's and W6's, cxx_mutex_name[], cxx_cv_name[] and
+ * cxx_rw_name[] those of W2cxx, W5acxx and W6cxx. */
 enum { LK_PL, LK_PT, LK_AD, LK_SPIN, NLK };
 extern const char *lk_name[NLK];
 extern const char *const lk_opt[NLK];
 extern const char *cv_name[2], *rw_name[2];
-/* Writable: --dropin renames the pthread kinds (lockbench.c). */
+extern const char *cxx_mutex_name[2], *cxx_cv_name[2], *cxx_rw_name[2];
+/* Writable: --dropin renames the pthread and std:: kinds (lockbench.c). */
 extern pthread_mutexattr_t adaptive_attr; /* LK_AD's, set up by main() */
 
 /* A thread of a run: fresh ones for every run, thread i pinned to CPU i
@@ -123,7 +135,8 @@ struct clause {
 	int dec;
 };
 
-/* A -t list: thread counts, the cells of W2 and W6. */
+/* A -t list: thread counts, the cells of W2 and W6 (and their C++
+ * twins). */
 struct tlist {
 	int n, v[MAXTC];
 };
@@ -132,7 +145,7 @@ struct tlist {
  * lock kinds (kname: NLK, or 2), each cell runs runs (or rounds) of its
  * steps through run(); title is a format of runs, tv[0] and tv[1].  A run
  * costs cost[0] + cost[1] x -d seconds and prepare() prep seconds. */
-enum { F_TIMED = 1, F_BEST = 2, F_SPIN_NAMED = 4, F_WAKE = 8 };
+enum { F_TIMED = 1, F_BEST = 2, F_SPIN_NAMED = 4, F_WAKE = 8, F_CXX = 16 };
 struct workload {
 	const char *name, *title;
 	struct tlist *tl;
@@ -168,7 +181,8 @@ __attribute__((noreturn, format(printf, 1, 2))) void check_failed(
     const char *fmt, ...);
 void pin(pthread_attr_t *attr, int cpu);
 
-/* Clock id in seconds (now(): the monotonic clock); a sleep of ns
+/* Clock id in seconds (now(): the monotonic clock; a function, not a
+ * macro, which would rewrite <chrono>'s now() in C++); a sleep of ns
  * nanoseconds, through signals. */
 static inline double
 clock_s(clockid_t id)
@@ -177,7 +191,12 @@ clock_s(clockid_t id)
 	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
-#define now() clock_s(CLOCK_MONOTONIC)
+
+static inline double
+now(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
+}
 
 static inline void
 sleep_ns(int64_t ns)
@@ -187,5 +206,74 @@ sleep_ns(int64_t ns)
 	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
 		;
 }
+
+/* ------------------------------------------------------------------ */
+/* Runs (tools/lockbench-workloads.c), for the workloads of both files. */
+
+/* The stop flag of timed runs, on a cache line of its own, away from the
+ * locks: every thread reads it on every turn of its loop. */
+struct stop_line {
+	alignas(64) int stop;
+};
+extern struct stop_line flag;
+
+/* Start a run's threads (r->fn on each of r->t) and, if it is timed, let
+ * them run -d seconds; then join them (stopping a timed run first) and
+ * sum their figures into r.  In each thread: thr_begin() waits for the
+ * others and returns its CPU clock, thr_done() puts its figures. */
+void run_go(struct run *r);
+void run_end(struct run *r);
+double thr_begin(struct thr *t);
+void *thr_done(struct thr *t, unsigned long ops, uint64_t sink, double cpu0);
+
+/* The loops' helpers: the stop flag, a step of xorshift64, n of them (the
+ * work outside the lock), and thread i's seed. */
+#define LB_INLINE static inline __attribute__((always_inline))
+
+LB_INLINE bool
+stopping(void)
+{
+	return __atomic_load_n(&flag.stop, __ATOMIC_RELAXED) != 0;
+}
+
+LB_INLINE uint64_t
+xorshift(uint64_t x)
+{
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return x;
+}
+
+LB_INLINE uint64_t
+busy_work(uint64_t x, unsigned n)
+{
+	for (; n > 0; n--)
+		x = xorshift(x);
+	return x;
+}
+
+static inline uint64_t
+seed(int i)
+{
+	return (0x9e3779b97f4a7c15u * (uint64_t)(i + 1)) | 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* The C++ workloads (tools/lockbench-cxx.cc): for kinds 0 (pl::) and 1
+ * (std::) each one's thread function, and its run.  Without a C++17
+ * compiler lockbench links tools/lockbench-nocxx.c instead, where
+ * cxx_built is false and the runner leaves the F_CXX workloads out. */
+extern const bool cxx_built;
+extern void *(*const w2cxx_fn[2])(void *);
+extern void *(*const w5acxx_fn[2])(void *);
+extern void *(*const w6cxx_fn[2])(void *);
+void w2cxx_run(struct run *r);
+void w5acxx_run(struct run *r);
+void w6cxx_run(struct run *r);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
