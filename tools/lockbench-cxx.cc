@@ -83,7 +83,7 @@ w2_body(void *a)
 	double cpu0 = thr_begin(t);
 
 	while (!stopping()) {
-		x = busy_work(x, static_cast<unsigned>(x & WORK_MASK));
+		x = private_work(x);
 		{
 			std::lock_guard<typename K::mutex> g(s.m);
 			s.n++;
@@ -146,7 +146,7 @@ w6_body(void *a)
 	double cpu0 = thr_begin(t);
 
 	while (!stopping()) {
-		x = busy_work(x, static_cast<unsigned>(x & WORK_MASK));
+		x = private_work(x);
 		if (t->role) {
 			std::lock_guard<typename K::shared_mutex> g(s.l);
 			s.a++;

@@ -257,7 +257,7 @@ w2_body(struct thr *t, const int k)
 	double cpu0 = thr_begin(t);
 
 	while (!stopping()) {
-		x = busy_work(x, (unsigned)(x & WORK_MASK));
+		x = private_work(x);
 		lk_lock(k, l);
 		one.counter++;
 		lk_unlock(k, l);
@@ -379,7 +379,7 @@ w6_body(struct thr *t, const int k)
 	double cpu0 = thr_begin(t);
 
 	while (!stopping()) {
-		x = busy_work(x, (unsigned)(x & WORK_MASK));
+		x = private_work(x);
 		if (t->role) {
 			if (k == 0)
 				pl_rwlock_wrlock(&rw.l.pl);

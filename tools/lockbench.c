@@ -10,7 +10,7 @@
  *
  *   W1  uncontended: one thread, ns per lock+unlock pair (best of runs).
  *   W2  contended short critical section: 2, 4, 8, 32 threads increment a
- *       shared counter inside the lock and do 0..63 xorshift steps outside;
+ *       shared counter inside the lock and do 1..64 xorshift steps outside;
  *       total ops/s, per-thread min/max, CPU seconds per million ops.
  *   W3  long holds: 300 threads each take the lock once and sleep 1 ms
  *       inside; elapsed / (300 x the measured duration of a 1 ms sleep),

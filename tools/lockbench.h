@@ -34,7 +34,7 @@ extern "C" {
 #define NMET 5       /* metrics per workload */
 #define NV MAXRUNS   /* figures in a series: its runs, or a workload's rounds */
 #define NWORK 11     /* entries in work[] */
-#define WORK_MASK 63 /* W2, W6: 0..63 xorshift steps outside the lock */
+#define WORK_MASK 63 /* W2, W6: 1 + 0..63 xorshift steps outside the lock */
 #define W5_CAP 16    /* W5a: the queue's capacity */
 
 /* The lock kinds; W5 and W6 compare kinds 0 (pl) and 1 (pthread), LK_PL
@@ -251,6 +251,17 @@ busy_work(uint64_t x, unsigned n)
 	for (; n > 0; n--)
 		x = xorshift(x);
 	return x;
+}
+
+/* W2's and W6's private work: one step, then 0..WORK_MASK more, drawn
+ * from the top bits of the state.  (Drawing them from the low bits, as
+ * lockbench did before, stalls: once those bits are 0 no step is taken,
+ * the state never moves again, and after 50 to 200 iterations a thread
+ * did no private work at all.) */
+LB_INLINE uint64_t
+private_work(uint64_t x)
+{
+	return busy_work(xorshift(x), (unsigned)(x >> 58) & WORK_MASK);
 }
 
 static inline uint64_t
