@@ -232,7 +232,10 @@ struct plx_stack {
  * At each park, once queued, it writes addr, kind and start_ns; as the
  * park ends (woken, timed out, cancelled) it writes addr 0.  So a thread
  * shows as parked from just after it is queued until it runs again, and
- * a thread woken but not yet scheduled still shows.  A reader
+ * a thread woken but not yet scheduled still shows.  A requeue moves a
+ * thread without its knowing: its entry keeps the address it parked on
+ * (a condition variable's, where the broadcast moved it to the mutex).
+ * A reader
  * (plx_thread_read) loads tid and seq (acquire), the fields, an acquire
  * fence, then seq and tid again, and keeps the copy only if neither
  * changed and seq is even.
