@@ -416,10 +416,10 @@ entry_set(struct plx_thread *e, const void *addr, unsigned kind, uint64_t ns)
 {
 	uint64_t seq = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->seq, seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(&e->start_ns, ns, __ATOMIC_RELAXED);
-	__atomic_store_n(&e->kind, kind, __ATOMIC_RELAXED);
-	__atomic_store_n(&e->addr, (uintptr_t)addr, __ATOMIC_RELAXED);
+	/* Release stores: a reader that sees any of them sees seq odd. */
+	__atomic_store_n(&e->start_ns, ns, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->kind, kind, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->addr, (uintptr_t)addr, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 }
 

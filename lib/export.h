@@ -228,17 +228,18 @@ struct plx_stack {
  * lot (or at its first park after the export began, if it had one
  * before), and gives it back when it ends: it clears the entry, then
  * stores tid 0 (release).  Only that thread writes the rest, as a
- * seqlock: seq odd, a release fence, the fields, then seq even (release).
+ * seqlock: seq odd, then the fields, each a release store (so that no
+ * reader sees one before seq is odd), then seq even (release).
  * At each park, once queued, it writes addr, kind and start_ns; as the
  * park ends (woken, timed out, cancelled) it writes addr 0.  So a thread
  * shows as parked from just after it is queued until it runs again, and
  * a thread woken but not yet scheduled still shows.  A requeue moves a
  * thread without its knowing: its entry keeps the address it parked on
  * (a condition variable's, where the broadcast moved it to the mutex).
- * A reader
- * (plx_thread_read) loads tid and seq (acquire), the fields, an acquire
- * fence, then seq and tid again, and keeps the copy only if neither
- * changed and seq is even.
+ * A reader (plx_thread_read) loads tid, seq and the fields, each with
+ * acquire, then seq and tid again, and keeps the copy only if neither
+ * changed and seq is even.  No fences: ThreadSanitizer has no model of
+ * them.
  *
  * held[] and nheld are written by the deadlock detector (checked mode),
  * under the same seqlock; 0 here: the locks the thread holds, each with
@@ -326,17 +327,18 @@ plx_thread_read(const struct plx_thread *e, struct plx_thread *out, int tries)
 		uint64_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
 		if (seq & 1)
 			continue;
-		out->addr = __atomic_load_n(&e->addr, __ATOMIC_RELAXED);
-		out->start_ns = __atomic_load_n(&e->start_ns, __ATOMIC_RELAXED);
-		out->kind = __atomic_load_n(&e->kind, __ATOMIC_RELAXED);
-		out->nheld = __atomic_load_n(&e->nheld, __ATOMIC_RELAXED);
+		/* Acquire loads, so that the second load of seq cannot
+		 * come before them. */
+		out->addr = __atomic_load_n(&e->addr, __ATOMIC_ACQUIRE);
+		out->start_ns = __atomic_load_n(&e->start_ns, __ATOMIC_ACQUIRE);
+		out->kind = __atomic_load_n(&e->kind, __ATOMIC_ACQUIRE);
+		out->nheld = __atomic_load_n(&e->nheld, __ATOMIC_ACQUIRE);
 		for (size_t i = 0; i < PLX_HELD; i++) {
 			out->held[i].addr =
-			    __atomic_load_n(&e->held[i].addr, __ATOMIC_RELAXED);
+			    __atomic_load_n(&e->held[i].addr, __ATOMIC_ACQUIRE);
 			out->held[i].pc =
-			    __atomic_load_n(&e->held[i].pc, __ATOMIC_RELAXED);
+			    __atomic_load_n(&e->held[i].pc, __ATOMIC_ACQUIRE);
 		}
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq &&
 		    __atomic_load_n(&e->tid, __ATOMIC_RELAXED) == tid) {
 			out->tid = tid;
