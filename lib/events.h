@@ -37,6 +37,11 @@ struct pli_observer {
 	 * sample is what sample gave at the start of that park (with the
 	 * bucket of addr locked). */
 	void (*wait)(const void *addr, uint64_t waited_ns, uint32_t sample);
+	/* The calling thread's park, which park reported, is over: woken,
+	 * timed out or cancelled, the thread runs on (it calls this itself,
+	 * with no lock of the lot held).  wait cannot say so: for a thread
+	 * woken, the waker reports it. */
+	void (*resume)(void);
 	/* A thread got its per-thread record (created), or gave it back at
 	 * its exit. */
 	void (*thread)(bool created);
@@ -87,6 +92,14 @@ pli_event_wait(const void *addr, uint64_t waited_ns, uint32_t sample)
 	const struct pli_observer *o = pli_observing();
 	if (o)
 		o->wait(addr, waited_ns, sample);
+}
+
+static inline void
+pli_event_resume(void)
+{
+	const struct pli_observer *o = pli_observing();
+	if (o)
+		o->resume();
 }
 
 static inline void

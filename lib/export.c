@@ -32,6 +32,15 @@
  * object first (save_maps: plain reads, at a point where no lock of the
  * user and none of the parking lot is held).
  *
+ * The table of threads (export.h, plx_thread): each thread claims an
+ * entry at its first hook of an export (thread created, or its first park
+ * since the export began) and gives it back at its exit; only it writes
+ * its entry, so the park hook sets the parked address and the resume hook
+ * clears it (the wait hook cannot: for a thread woken, it runs in the
+ * waker).  The entry is remembered per thread with the generation of the
+ * export it belongs to (export_gen), so that after a stop and a new start,
+ * or in a forked child, the thread claims one afresh in the new object.
+ *
  * Per-address queued_now is +1 at each park, -n/+n at each requeue, -1
  * when a thread leaves the queue; for threads that were already parked
  * when the export began it is only approximate (it can go below zero;
@@ -55,6 +64,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <unwind.h>
@@ -93,6 +103,10 @@ static bool keep_object; /* PARKINGLOT_STATS_KEEP names this pid */
 static pid_t shm_pid;    /* the process that created the object */
 static char shm_name[32];
 static uint32_t sample_every; /* PLX_ENV_SAMPLE, read at each start */
+/* Which start of the export the object is of: one more at each start
+ * (export_lock held); hooks read it relaxed, after the observer pointer
+ * (acquire) that the start stores after it. */
+static uint32_t export_gen;
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -353,6 +367,76 @@ export_sample(const void *addr, unsigned kind)
 	return (uint32_t)(st - s->stacks) + 1;
 }
 
+/* ---- the table of threads --------------------------------------------- */
+
+/* This thread's entry: of export gen (0: none claimed yet), index + 1 (0:
+ * the table was full); gone once the thread gave its record back (its
+ * exit), after which it claims nothing. */
+static __thread struct {
+	uint32_t gen;
+	uint32_t index;
+	bool gone;
+} me;
+
+/* The calling thread's entry in s, or NULL; with claim, one is claimed
+ * if this thread has none in this export yet (once per export: a thread
+ * that found the table full stays unlisted until the next start). */
+static struct plx_thread *
+my_entry(struct plx_shm *s, bool claim)
+{
+	uint32_t gen = __atomic_load_n(&export_gen, __ATOMIC_RELAXED);
+	if (me.gen == gen)
+		return me.index ? &s->threads[me.index - 1] : NULL;
+	if (!claim || me.gone)
+		return NULL;
+	me.gen = gen;
+	me.index = 0;
+	uint64_t tid = (uint64_t)syscall(SYS_gettid);
+	size_t i = (size_t)((tid * 0x9E3779B97F4A7C15ull) >> 32) % PLX_NTHREADS;
+	for (size_t p = 0; p < PLX_NTHREADS; p++) {
+		struct plx_thread *e = &s->threads[i];
+		uint64_t cur = __atomic_load_n(&e->tid, __ATOMIC_RELAXED);
+		if (cur == 0 &&
+		    __atomic_compare_exchange_n(&e->tid, &cur, tid, false,
+		        __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			me.index = (uint32_t)i + 1;
+			add64(&s->h.threads_listed, 1);
+			return e;
+		}
+		i = (i + 1) % PLX_NTHREADS;
+	}
+	add64(&s->h.threads_unlisted, 1);
+	return NULL;
+}
+
+/* The writer's half of the seqlock (export.h, plx_thread): only the
+ * entry's own thread calls it, so seq needs no read-modify-write. */
+static void
+entry_set(struct plx_thread *e, const void *addr, unsigned kind, uint64_t ns)
+{
+	uint64_t seq = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->seq, seq + 1, __ATOMIC_RELAXED);
+	/* Release stores: a reader that sees any of them sees seq odd. */
+	__atomic_store_n(&e->start_ns, ns, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->kind, kind, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->addr, (uintptr_t)addr, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+/* At the thread's exit: clear the entry, then free it. */
+static void
+entry_drop(struct plx_shm *s)
+{
+	struct plx_thread *e = my_entry(s, false);
+	me.gone = true;
+	if (e == NULL)
+		return;
+	entry_set(e, NULL, 0, 0);
+	me.index = 0;
+	__atomic_store_n(&e->tid, 0, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&s->h.threads_listed, 1, __ATOMIC_RELAXED);
+}
+
 /* ---- the hooks (see export.h) ----------------------------------------- */
 
 static void
@@ -384,6 +468,18 @@ export_park(const void *addr, unsigned kind, size_t len)
 		add64(&s->h.overflow_parks, 1);
 	}
 	refresh_tuning(s);
+	struct plx_thread *e = my_entry(s, true);
+	if (e)
+		entry_set(e, addr, kind, pli_now_ns());
+}
+
+/* The thread runs again: it is parked on nothing. */
+static void
+export_resume(void)
+{
+	struct plx_thread *e = my_entry(cur_shm(), false);
+	if (e)
+		entry_set(e, NULL, 0, 0);
 }
 
 /* With the bucket lock of addr held. */
@@ -435,8 +531,12 @@ export_thread(bool created)
 {
 	struct plx_shm *s = cur_shm();
 	follow_resets(s);
-	if (created)
+	if (created) {
 		add64(&s->h.threads_total, 1);
+		my_entry(s, true);
+	} else {
+		entry_drop(s);
+	}
 	refresh_table(s);
 }
 
@@ -459,6 +559,7 @@ static const struct pli_observer observer = {
 	.sample = export_sample,
 	.park = export_park,
 	.wait = export_wait,
+	.resume = export_resume,
 	.thread = export_thread,
 	.requeue = export_requeue,
 };
@@ -615,6 +716,10 @@ export_start(void)
 	h->nslots = PLX_NSLOTS;
 	h->nstacks = PLX_NSTACKS;
 	h->depth = PLX_DEPTH;
+	h->nthreads = PLX_NTHREADS;
+	h->nheld = PLX_HELD;
+	/* Entries claimed in an object before this one are stale. */
+	__atomic_store_n(&export_gen, export_gen + 1, __ATOMIC_RELAXED);
 	sample_every = env_sample();
 	h->sample_every = sample_every;
 	if (sample_every) {
@@ -752,7 +857,8 @@ cmp_u64(const void *a, const void *b)
 static void
 save_maps(struct plx_shm *s)
 {
-	static uint64_t addrs[PLX_NSLOTS + PLX_NSTACKS * PLX_DEPTH];
+	static uint64_t
+	    addrs[PLX_NSLOTS + PLX_NSTACKS * PLX_DEPTH + PLX_NTHREADS];
 	static char line[4096 + 128]; /* PATH_MAX, and the fields before */
 	static struct maps_reader r;
 	uint64_t files[MAPS_FILES];
@@ -762,6 +868,11 @@ save_maps(struct plx_shm *s)
 		    __atomic_load_n(&s->slots[k].addr, __ATOMIC_ACQUIRE);
 		if (a)
 			addrs[na++] = a;
+	}
+	for (size_t k = 0; k < PLX_NTHREADS; k++) {
+		struct plx_thread e;
+		if (plx_thread_read(&s->threads[k], &e, 4) && e.addr)
+			addrs[na++] = e.addr;
 	}
 	for (size_t k = 0; k < PLX_NSTACKS; k++) {
 		const struct plx_stack *st = &s->stacks[k];

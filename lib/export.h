@@ -26,6 +26,11 @@
  * any structure here is a new PLX_VERSION, and parkstat refuses a version
  * other than its own.
  *
+ * Threads.  threads[] lists the threads that may park, one entry each,
+ * so that parkstat -p shows every thread parked at this moment (a hung
+ * process: see plx_thread).  Each entry is written by its own thread only,
+ * and read by parkstat with the seqlock of plx_thread_read.
+ *
  * Names.  The object holds addresses, never names: the hooks run inside
  * lock operations, where looking a name up (dladdr: the dynamic loader's
  * lock) could deadlock.  parkstat names them from /proc/PID/maps, or,
@@ -49,8 +54,9 @@
  * time are in the counters page (the library's statistics own them), and
  * the exported tables say which reset they follow (tables_resets); 4: the
  * kind and contended count of each slot, and the sampled stacks; 5: the
- * count of times each slot's address was locked (taken). */
-#define PLX_VERSION 5
+ * count of times each slot's address was locked (taken); 6: the table
+ * of threads (plx_thread), the counters page moved to 512 KiB. */
+#define PLX_VERSION 6
 
 #define PLX_NAME_FMT "/parkinglot.%ld"       /* shm_open name, from the pid */
 #define PLX_ENV "PARKINGLOT_STATS"           /* 1: export from load on */
@@ -61,7 +67,7 @@
 #define PLX_SAMPLE_MAX 1000000
 
 /* The object: the structures below, then the counters page. */
-#define PLX_COUNTERS_OFF ((size_t)256 * 1024)
+#define PLX_COUNTERS_OFF ((size_t)512 * 1024)
 #define PLX_COUNTERS_MAX ((size_t)64 * 1024) /* largest page size handled */
 #define PLX_SIZE (PLX_COUNTERS_OFF + PLX_COUNTERS_MAX)
 
@@ -110,6 +116,12 @@ enum plx_counter { PL_STATS_LIST(PLX_COUNTER_ENUM) PLX_NCOUNTERS };
 #define PLX_STACK_PROBES 16
 #define PLX_DEPTH 16
 
+/* The bounded table of threads (plx_thread): a thread that finds every
+ * entry taken is not listed, and counts in threads_unlisted.  Each entry
+ * has room for PLX_HELD locks held (checked mode). */
+#define PLX_NTHREADS 1024
+#define PLX_HELD 8
+
 enum plx_state {
 	PLX_RUNNING = 1, /* the process exports */
 	PLX_EXITED = 2,  /* it ran its exit handlers (a kept object) */
@@ -152,6 +164,11 @@ struct plx_header {
 	 * none); the entries claimed, and the samples that found none. */
 	uint32_t sample_every, nstacks, depth, pad0;
 	uint64_t stacks_used, stacks_dropped;
+	/* The threads: PLX_NTHREADS entries of PLX_HELD locks held each;
+	 * the entries claimed now, and the threads that found none free
+	 * (each counted once per start of the export). */
+	uint32_t nthreads, nheld;
+	uint64_t threads_listed, threads_unlisted;
 	char command[PLX_PATHLEN]; /* /proc/self/cmdline, spaces for NULs */
 	/* Bytes of maps[] written at exit, stored (release) before state
 	 * becomes PLX_EXITED; 0 before, or if none was saved. */
@@ -205,11 +222,51 @@ struct plx_stack {
 	uint64_t pcs[PLX_DEPTH];
 } __attribute__((aligned(64)));
 
+/*
+ * A thread, and what it is parked on now.  The thread claims a free entry
+ * (tid 0) with a CAS of its tid when it gets its record of the parking
+ * lot (or at its first park after the export began, if it had one
+ * before), and gives it back when it ends: it clears the entry, then
+ * stores tid 0 (release).  Only that thread writes the rest, as a
+ * seqlock: seq odd, then the fields, each a release store (so that no
+ * reader sees one before seq is odd), then seq even (release).
+ * At each park, once queued, it writes addr, kind and start_ns; as the
+ * park ends (woken, timed out, cancelled) it writes addr 0.  So a thread
+ * shows as parked from just after it is queued until it runs again, and
+ * a thread woken but not yet scheduled still shows.  A requeue moves a
+ * thread without its knowing: its entry keeps the address it parked on
+ * (a condition variable's, where the broadcast moved it to the mutex).
+ * A reader (plx_thread_read) loads tid, seq and the fields, each with
+ * acquire, then seq and tid again, and keeps the copy only if neither
+ * changed and seq is even.  No fences: ThreadSanitizer has no model of
+ * them.
+ *
+ * held[] and nheld are written by the deadlock detector (checked mode),
+ * under the same seqlock; 0 here: the locks the thread holds, each with
+ * the return address of the call that took it, nheld counting them all
+ * and held[] the first PLX_HELD.
+ */
+struct plx_held {
+	uint64_t addr; /* the lock */
+	uint64_t pc;   /* the return address of the call that took it */
+};
+
+struct plx_thread {
+	uint64_t tid;      /* 0: free; the thread's id (gettid) once claimed */
+	uint64_t seq;      /* odd while its thread writes the fields below */
+	uint64_t addr;     /* parked on (0: not parked) */
+	uint64_t start_ns; /* CLOCK_MONOTONIC when the park began */
+	uint32_t kind;     /* enum pli_kind (kind.h) of the park */
+	uint32_t nheld;    /* checked mode: locks held (0 here) */
+	struct plx_held held[PLX_HELD]; /* checked mode (0 here) */
+} __attribute__((aligned(64)));
+
 struct plx_shm {
 	struct plx_header h;
 	struct plx_hist hist[PLX_NSTRIPES];
 	struct plx_slot slots[PLX_NSLOTS];
 	struct plx_stack stacks[PLX_NSTACKS];
+	struct plx_thread threads[PLX_NTHREADS];
 	/* Written once, at normal exit (h.maps_len bytes, not NUL-ended):
 	 * the lines of /proc/self/maps of the files that hold a claimed
 	 * address, and the anonymous mappings right after them (their
@@ -223,6 +280,7 @@ _Static_assert(sizeof(struct plx_shm) <= PLX_COUNTERS_OFF,
     "struct plx_shm overlaps the counters page");
 _Static_assert(sizeof(struct plx_slot) == 128, "plx_slot layout");
 _Static_assert(sizeof(struct plx_stack) == 192, "plx_stack layout");
+_Static_assert(sizeof(struct plx_thread) == 192, "plx_thread layout");
 
 /* A clock's time in ns (CLOCK_MONOTONIC for the header's times). */
 static inline uint64_t
@@ -254,6 +312,41 @@ plx_tables_current(const struct plx_shm *s)
 {
 	return __atomic_load_n(&s->h.tables_resets, __ATOMIC_ACQUIRE) ==
 	    plx_counter_word(s, PLX_RESETS_OFF);
+}
+
+/* A consistent copy of the thread entry e in out (see plx_thread):
+ * false if e is free, or if its thread kept rewriting it meanwhile
+ * (tries times).  out->addr 0: the thread is not parked. */
+static inline bool
+plx_thread_read(const struct plx_thread *e, struct plx_thread *out, int tries)
+{
+	for (int t = 0; t < tries; t++) {
+		uint64_t tid = __atomic_load_n(&e->tid, __ATOMIC_ACQUIRE);
+		if (tid == 0)
+			return false;
+		uint64_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+		if (seq & 1)
+			continue;
+		/* Acquire loads, so that the second load of seq cannot
+		 * come before them. */
+		out->addr = __atomic_load_n(&e->addr, __ATOMIC_ACQUIRE);
+		out->start_ns = __atomic_load_n(&e->start_ns, __ATOMIC_ACQUIRE);
+		out->kind = __atomic_load_n(&e->kind, __ATOMIC_ACQUIRE);
+		out->nheld = __atomic_load_n(&e->nheld, __ATOMIC_ACQUIRE);
+		for (size_t i = 0; i < PLX_HELD; i++) {
+			out->held[i].addr =
+			    __atomic_load_n(&e->held[i].addr, __ATOMIC_ACQUIRE);
+			out->held[i].pc =
+			    __atomic_load_n(&e->held[i].pc, __ATOMIC_ACQUIRE);
+		}
+		if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq &&
+		    __atomic_load_n(&e->tid, __ATOMIC_RELAXED) == tid) {
+			out->tid = tid;
+			out->seq = seq;
+			return true;
+		}
+	}
+	return false;
 }
 
 /* Of a maps line: its range, whether it is a file's own (private)

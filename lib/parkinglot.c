@@ -838,6 +838,7 @@ park_cancelled(void *arg)
 	}
 	if (cp->w == cp->fallback)
 		stack_park.on = false;
+	pli_event_resume();
 	cp->cancelled(cp->ctx, r);
 }
 
@@ -926,6 +927,7 @@ pli_park(unsigned base, const void *addr, bool (*validate)(void *ctx),
 	} else {
 		rc = sleep_on(w, clock, deadline, len == 1);
 	}
+	pli_event_resume();
 	if (rc == ETIMEDOUT && leave_queue(w, timed_out, ctx)) {
 		res.status = PL_PARK_TIMED_OUT;
 		return res;

@@ -783,3 +783,166 @@ Test(export, sampling_takes_one_park_in_n)
 	cr_assert(find_slot(s, &b)->parks == 8);
 	unmap(s);
 }
+
+/* ---- the table of threads (export.h, plx_thread) ---------------------- */
+
+/* A thread that parks on thr_addr, each time until thr_go reaches the
+ * round it parks for; it reports its tid first. */
+static char thr_addr;
+static int thr_go;
+static int thr_ready; /* 1: has its record; the test then sets 2 */
+static uint64_t thr_tid;
+
+struct thr_round {
+	int round;
+};
+
+static bool
+thr_not_yet(void *ctx)
+{
+	const struct thr_round *r = ctx;
+	return __atomic_load_n(&thr_go, __ATOMIC_ACQUIRE) < r->round;
+}
+
+static void
+thr_park(int round)
+{
+	struct thr_round r = { round };
+	while (thr_not_yet(&r))
+		pl_park(&thr_addr, thr_not_yet, NULL, NULL, &r, 0, NULL);
+}
+
+/* The consistent entry of thread tid in s; false if it has none. */
+static bool
+thread_entry(const struct plx_shm *s, uint64_t tid, struct plx_thread *out)
+{
+	for (size_t i = 0; i < PLX_NTHREADS; i++)
+		if (plx_thread_read(&s->threads[i], out, 1000) &&
+		    out->tid == tid)
+			return true;
+	return false;
+}
+
+/* Poll until thread tid is listed parked on addr (addr 0: listed and not
+ * parked); false after TU_WAIT_NS. */
+static bool
+wait_entry(const struct plx_shm *s, uint64_t tid, const void *addr,
+    struct plx_thread *out)
+{
+	int64_t end = tu_now_ns() + TU_WAIT_NS;
+	do {
+		if (thread_entry(s, tid, out) && out->addr == (uintptr_t)addr)
+			return true;
+		tu_poll_pause();
+	} while (tu_now_ns() < end);
+	return false;
+}
+
+static void *
+thr_main(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(
+	    &thr_tid, (uint64_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	thr_park(1);
+	return NULL;
+}
+
+Test(export, a_parked_thread_is_listed_until_it_runs_again)
+{
+	thr_go = 0;
+	thr_tid = 0;
+	cr_assert(pl_stats_export(true) == 0);
+	const struct plx_shm *s = map_self();
+	cr_assert(s->h.nthreads == PLX_NTHREADS && s->h.nheld == PLX_HELD);
+	uint64_t listed = s->h.threads_listed;
+	uint64_t t0 = (uint64_t)tu_now_ns();
+	pthread_t t = tu_spawn(thr_main, NULL);
+	ASSERT_PARKED(&thr_addr, 1);
+	uint64_t tid = __atomic_load_n(&thr_tid, __ATOMIC_ACQUIRE);
+	struct plx_thread e;
+	cr_assert(wait_entry(s, tid, &thr_addr, &e),
+	    "thread %llu not listed as parked on &thr_addr",
+	    (unsigned long long)tid);
+	cr_assert(e.kind == PLI_KIND_PARK, "kind %u", e.kind);
+	cr_assert(e.start_ns >= t0 && e.start_ns <= (uint64_t)tu_now_ns());
+	cr_assert(e.nheld == 0 && e.held[0].addr == 0, "checked mode is off");
+	cr_assert(s->h.threads_listed == listed + 1);
+
+	/* Woken, it is listed as parked on nothing, and at its end not at
+	 * all. */
+	__atomic_store_n(&thr_go, 1, __ATOMIC_RELEASE);
+	pl_unpark_all(&thr_addr, 0);
+	int64_t end = tu_now_ns() + TU_WAIT_NS;
+	while (thread_entry(s, tid, &e) && e.addr != 0 && tu_now_ns() < end)
+		tu_poll_pause();
+	cr_assert(!thread_entry(s, tid, &e) || e.addr == 0,
+	    "thread %llu still listed as parked", (unsigned long long)tid);
+	tu_join(t);
+	cr_assert(!thread_entry(s, tid, &e), "the entry outlives its thread");
+	cr_assert(s->h.threads_listed == listed);
+	cr_assert(s->h.threads_unlisted == 0);
+	unmap(s);
+	cr_assert(pl_stats_export(false) == 0);
+}
+
+/* A thread that got its record before the export began (no thread event
+ * then) is listed at its first park; after a stop and a new start, in the
+ * new object, at its next. */
+static void *
+thr_early_main(void *arg)
+{
+	(void)arg;
+	static char a;
+	struct timespec past = tu_deadline_in(-TU_MS);
+	pl_park(&a, NULL, NULL, NULL, NULL, 0, &past); /* gets its record */
+	__atomic_store_n(
+	    &thr_tid, (uint64_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	__atomic_store_n(&thr_ready, 1, __ATOMIC_RELEASE);
+	int64_t end = tu_now_ns() + TU_WAIT_NS;
+	while (__atomic_load_n(&thr_ready, __ATOMIC_ACQUIRE) != 2 &&
+	    tu_now_ns() < end)
+		sched_yield();
+	thr_park(1);
+	thr_park(2);
+	return NULL;
+}
+
+Test(export, a_thread_with_a_record_before_the_export_is_listed)
+{
+	thr_go = 0;
+	thr_tid = 0;
+	thr_ready = 0;
+	pthread_t t = tu_spawn(thr_early_main, NULL);
+	int64_t end = tu_now_ns() + TU_WAIT_NS;
+	while (__atomic_load_n(&thr_ready, __ATOMIC_ACQUIRE) != 1 &&
+	    tu_now_ns() < end)
+		tu_poll_pause();
+	cr_assert(thr_ready == 1);
+	uint64_t tid = __atomic_load_n(&thr_tid, __ATOMIC_ACQUIRE);
+
+	cr_assert(pl_stats_export(true) == 0);
+	__atomic_store_n(&thr_ready, 2, __ATOMIC_RELEASE);
+	const struct plx_shm *s = map_self();
+	struct plx_thread e;
+	ASSERT_PARKED(&thr_addr, 1);
+	cr_assert(wait_entry(s, tid, &thr_addr, &e), "not listed");
+	unmap(s);
+
+	/* A new object: the entry of the old one is forgotten. */
+	cr_assert(pl_stats_export(false) == 0);
+	cr_assert(pl_stats_export(true) == 0);
+	s = map_self();
+	cr_assert(!thread_entry(s, tid, &e), "listed before it parks again");
+	__atomic_store_n(&thr_go, 1, __ATOMIC_RELEASE);
+	pl_unpark_all(&thr_addr, 0);
+	cr_assert(wait_entry(s, tid, &thr_addr, &e),
+	    "not listed in the new object at its next park");
+	cr_assert(s->h.threads_listed >= 1);
+	__atomic_store_n(&thr_go, 2, __ATOMIC_RELEASE);
+	pl_unpark_all(&thr_addr, 0);
+	tu_join(t);
+	cr_assert(!thread_entry(s, tid, &e), "the entry outlives its thread");
+	unmap(s);
+	cr_assert(pl_stats_export(false) == 0);
+}

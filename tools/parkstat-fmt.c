@@ -97,3 +97,12 @@ json_str(FILE *out, const char *s)
 	}
 	fputc('"', out);
 }
+
+void
+json_str_or_null(FILE *out, const char *s)
+{
+	if (s && *s)
+		json_str(out, s);
+	else
+		fputs("null", out);
+}

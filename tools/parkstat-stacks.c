@@ -218,15 +218,6 @@ stacks_print_text(FILE *out, const struct stacks *st, const struct plx_shm *s,
 		    h->stacks_dropped);
 }
 
-static void
-json_str_or_null(FILE *out, const char *s)
-{
-	if (s && *s)
-		json_str(out, s);
-	else
-		fputs("null", out);
-}
-
 void
 stacks_print_json(FILE *out, const struct stacks *st, const struct plx_shm *s,
     const struct namer *nm)

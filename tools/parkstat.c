@@ -2,7 +2,8 @@
 /*
  * parkstat: what the locks of a program are doing, from the statistics
  * libparkinglot exports (lib/export.h): which addresses are contended,
- * how long threads wait, how long the queues get.
+ * how long threads wait, how long the queues get, and which threads are
+ * parked now, on what and for how long (what a hung process waits for).
  *
  *   parkstat [-j] [-n N] [-s wait|parks] [-o FILE] [--] CMD [ARGS...]
  *   parkstat [-j] [-n N] [-s wait|parks] [-o FILE] -p PID [-i SECONDS]
@@ -114,7 +115,8 @@ help(void)
 "  or:  %s [OPTION]... -p PID [-i SECONDS]\n"
 "Show what the libparkinglot locks of a program are doing: parks, wait\n"
 "times, queue lengths, the most contended addresses by name and kind,\n"
-"and the call stacks that waited longest.\n"
+"the call stacks that waited longest, and the threads parked now, on\n"
+"which lock and for how long (what a hung process waits for).\n"
 "\n"
 "With a COMMAND, run it with the statistics on (PARKINGLOT_STATS=1) and\n"
 "print the report on stderr when it exits; exit with its status.\n"
@@ -227,6 +229,13 @@ take_snap(const struct source *src, struct snap *sn)
 	    (const uint64_t *)(cp + PLX_RESETS_OFF), __ATOMIC_ACQUIRE);
 	if (sn->s.h.tables_resets != resets)
 		clear_tables(&sn->s);
+	/* The threads: each entry again, as its seqlock says (export.h);
+	 * one that its thread kept rewriting reads as free. */
+	const struct plx_shm *live = (const void *)(uintptr_t)src->map;
+	for (size_t i = 0; i < PLX_NTHREADS; i++)
+		if (!plx_thread_read(
+		        &live->threads[i], &sn->s.threads[i], 1000))
+			memset(&sn->s.threads[i], 0, sizeof sn->s.threads[i]);
 	sn->now_ns = plx_clock_ns(CLOCK_MONOTONIC);
 }
 
@@ -313,7 +322,8 @@ open_source(long pid, struct source *src, char *why, size_t whylen)
 	    h->nstripes != PLX_NSTRIPES || h->stripe_size != PLX_STRIPE_SIZE ||
 	    h->ncounters != PLX_NCOUNTERS || h->maxq_off != PLX_MAXQ_OFF ||
 	    h->qbins != PLX_QBINS || h->wbins != PLX_WBINS ||
-	    h->nslots != PLX_NSLOTS) {
+	    h->nslots != PLX_NSLOTS || h->nthreads != PLX_NTHREADS ||
+	    h->nheld != PLX_HELD) {
 		snprintf(why, whylen,
 		    "unexpected layout (sizes do not match "
 		    "this parkstat)");
@@ -395,6 +405,7 @@ struct report {
 	uint64_t depth_now[PLX_QBINS]; /* addresses by queue length now */
 	uint64_t elapsed_ns;
 	struct stacks stacks;
+	struct parked parked;
 };
 
 static int
@@ -463,6 +474,10 @@ build(struct report *r, const struct snap *sn, const struct snap *prev)
 	r->shown = opt.top == 0 || (size_t)opt.top > r->nrows ? r->nrows
 	                                                      : (size_t)opt.top;
 	stacks_build(&r->stacks, s, &namer, opt.sort == SORT_PARKS, opt.stacks);
+	/* Parked until the process ended, if it did; until now if not (or
+	 * if it was killed, when end_ns stays 0). */
+	bool live = !r->ended && s->h.state == PLX_RUNNING;
+	parked_build(&r->parked, s, &namer, live ? sn->now_ns : end, live);
 }
 
 /* Labels of the histogram bins. */
@@ -674,6 +689,10 @@ print_text(FILE *out, const struct report *r)
 		    "tuning", h->spin_limit, h->pause_per_spin, h->yield_limit,
 		    fmt_us(b1, sizeof b1, h->fair_interval_us));
 
+	/* What a hung process waits for, first; for a command that ended,
+	 * only if a thread was parked then. */
+	parked_print_text(out, &r->parked, !r->ended);
+
 	bars(out, "queue length at each park", r->qhist, PLX_QBINS, qlabel);
 	bars(out, "addresses by queue length now", r->depth_now, PLX_QBINS,
 	    qlabel);
@@ -868,6 +887,7 @@ print_json(FILE *out, const struct report *r)
 	fprintf(out, "  \"sort\": \"%s\",\n",
 	    opt.sort == SORT_WAIT ? "wait" : "parks");
 	stacks_print_json(out, &r->stacks, &sn->s, &namer);
+	parked_print_json(out, &r->parked);
 	/* One address per line, so that line tools can pick them. */
 	fprintf(out, "  \"addresses\": [\n");
 	for (size_t i = 0; i < r->shown; i++) {
@@ -916,6 +936,7 @@ print_report(FILE *out, struct report *r)
 	free(r->rows);
 	r->rows = NULL;
 	stacks_free(&r->stacks);
+	parked_free(&r->parked);
 	fflush(out);
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the files of parkstat share: the namer of the target's addresses
- * (parkstat-names.c), the sampled stacks (parkstat-stacks.c) and the
- * formatting of figures (parkstat-fmt.c).  parkstat.c reads the object
+ * (parkstat-names.c), the sampled stacks (parkstat-stacks.c), the threads
+ * parked now (parkstat-parked.c) and the formatting of figures
+ * (parkstat-fmt.c).  parkstat.c reads the object
  * and reports; the others call nothing of it.
  */
 #ifndef PARKSTAT_H
@@ -68,6 +69,28 @@ void stacks_print_json(FILE *out, const struct stacks *st,
     const struct plx_shm *s, const struct namer *nm);
 void stacks_free(struct stacks *st);
 
+/* ---- parkstat-parked.c ------------------------------------------------ */
+
+/* The threads parked at the time of one report, longest first. */
+struct parked_row;
+struct parked {
+	struct parked_row *rows;
+	size_t nrows;
+	bool live;         /* of a running process: names read, "now" */
+	uint64_t listed;   /* entries claimed (threads_listed) */
+	uint64_t unlisted; /* threads the table had no room for */
+};
+/* From s, whose entries are consistent copies (plx_thread_read), at
+ * now_ns (CLOCK_MONOTONIC).  live: the process runs, so each thread's
+ * name is read from /proc, and a thread that is gone is left out. */
+void parked_build(struct parked *p, const struct plx_shm *s,
+    const struct namer *nm, uint64_t now_ns, bool live);
+/* The section; unless always, nothing when no thread is parked. */
+void parked_print_text(FILE *out, const struct parked *p, bool always);
+/* The "parked" member and those before it, each line "  ...,". */
+void parked_print_json(FILE *out, const struct parked *p);
+void parked_free(struct parked *p);
+
 /* ---- parkstat-fmt.c --------------------------------------------------- */
 
 const char *fmt_ns(char *buf, size_t len, double ns); /* "1.23 ms" */
@@ -76,5 +99,7 @@ const char *fmt_us(char *buf, size_t len, double us);
 const char *basename_of(const char *path);
 /* A JSON string: escapes, and invalid UTF-8 as U+FFFD. */
 void json_str(FILE *out, const char *s);
+/* The same, or null for NULL or "". */
+void json_str_or_null(FILE *out, const char *s);
 
 #endif /* PARKSTAT_H */
