@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lockbench's workloads, W1..W7 (see tools/lockbench.c): the locks they
+ * lockbench's workloads, W1..W8 (see tools/lockbench.c): the locks they
  * compare, the data the threads share, the thread bodies, each workload's
  * set-up, drive and correctness check around run_go() and run_end(), which
  * are here too (tools/lockbench-cxx.cc calls them as well), and work[],
@@ -38,6 +38,7 @@
 #define W5B_ROUNDS 20
 #define W7_LOCKS 100000
 #define W7_THREADS 4
+#define W8_LOCKS 16 /* W8x16 */
 /* Those the titles print, as strings. */
 #define S_W3_THREADS STR(W3_THREADS)
 #define S_YIELD_WORK STR(YIELD_WORK)
@@ -46,6 +47,7 @@
 #define S_W5B_ROUNDS STR(W5B_ROUNDS)
 #define S_W7_THREADS STR(W7_THREADS)
 #define S_W7_LOCKS STR(W7_LOCKS)
+#define S_W8_LOCKS STR(W8_LOCKS)
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()
@@ -181,6 +183,14 @@ static struct {
 	char *locks;
 	uint32_t *counts;
 } many; /* W7 */
+
+/* W8: W8 takes lock 0, W8x16 lock i mod 16 in thread i, each lock with
+ * its counter on a line of its own. */
+static struct {
+	_Alignas(64) anylock lk;
+	unsigned long counter;
+} w8[W8_LOCKS];
+static int w8_nlocks;
 
 /* ------------------------------------------------------------------ */
 /* Small helpers. */
@@ -431,6 +441,44 @@ w7_body(struct thr *t, const int k)
 }
 KIND_FNS(w7_body);
 
+/* W8: the W2 loop, and after each unlock the time since the previous one
+ * (or since the start): the longest is the longest this thread waited
+ * for the lock, give or take its private work (1..64 steps, well under a
+ * microsecond) and its critical section; and since the time it spent
+ * runnable without a CPU counts too, it is what a caller of this thread
+ * would have waited.  The clock is read outside the lock.  Only the run
+ * counts, not the drain after the stop: the last gap ends at the stop
+ * (flag.stop_at), so that a thread that never got the lock reports the
+ * whole run and one that got it late only its wait until the stop. */
+static ALWAYS_INLINE void *
+w8_body(struct thr *t, const int k)
+{
+	void *l = &w8[t->idx % w8_nlocks].lk;
+	unsigned long *counter = &w8[t->idx % w8_nlocks].counter;
+	uint64_t x = seed(t->idx);
+	unsigned long n = 0;
+	double cpu0 = thr_begin(t), last = now(), gap, max = 0;
+
+	while (!stopping()) {
+		x = private_work(x);
+		lk_lock(k, l);
+		++*counter;
+		lk_unlock(k, l);
+		n++;
+		double tn = now();
+		if (stopping())
+			break;
+		gap = tn - last;
+		max = gap > max ? gap : max;
+		last = tn;
+	}
+	(void)__atomic_load_n(&flag.stop, __ATOMIC_ACQUIRE); /* stop_at */
+	gap = flag.stop_at - last;
+	t->maxgap = gap > max ? gap : max;
+	return thr_done(t, n, x, cpu0);
+}
+KIND_FNS(w8_body);
+
 /* ------------------------------------------------------------------ */
 /* Runs: each workload's set-up, drive and check around run_go() and
  * run_end(). */
@@ -469,8 +517,10 @@ run_end(struct run *r)
 {
 	double *v = r->v;
 
-	if (r->timed)
-		__atomic_store_n(&flag.stop, 1, __ATOMIC_RELAXED);
+	if (r->timed) {
+		flag.stop_at = now();
+		__atomic_store_n(&flag.stop, 1, __ATOMIC_RELEASE);
+	}
 	for (int i = 0; i < r->n; i++)
 		pthread_join(r->t[i].tid, NULL);
 	pthread_barrier_destroy(&start_barrier);
@@ -487,10 +537,13 @@ run_end(struct run *r)
 		v[R_TEND] = t->t_end > v[R_TEND] ? t->t_end : v[R_TEND];
 		v[R_LO] = i == 0 || ops < v[R_LO] ? ops : v[R_LO];
 		v[R_HI] = ops > v[R_HI] ? ops : v[R_HI];
+		v[R_MAXGAP] = t->maxgap > v[R_MAXGAP] ? t->maxgap : v[R_MAXGAP];
+		v[R_STARVED] += t->ops == 0;
 	}
 	v[R_OPS0] = (double)r->ops[0];
 	v[R_OPS1] = (double)r->ops[1];
 	v[R_OPS] = v[R_OPS0] + v[R_OPS1];
+	v[R_MEAN] = r->n > 0 ? v[R_OPS] / r->n : 0;
 	v[R_SPAN] = v[R_TEND] - r->t0;
 }
 
@@ -662,6 +715,41 @@ w7_run(struct run *r)
 	free(many.counts);
 }
 
+/* W8 and W8x16: lock i's counter sums the operations of its threads. */
+static void
+w8_run_locks(struct run *r, int nlocks)
+{
+	unsigned long want[W8_LOCKS] = { 0 };
+
+	w8_nlocks = nlocks;
+	for (int i = 0; i < nlocks; i++) {
+		lk_setup(r->k, &w8[i].lk, true);
+		w8[i].counter = 0;
+	}
+	run_go(r);
+	run_end(r);
+	for (int i = 0; i < r->n; i++)
+		want[i % nlocks] += r->t[i].ops;
+	for (int i = 0; i < nlocks; i++) {
+		if (w8[i].counter != want[i])
+			check_failed("lock %d: counter %lu != %lu increments",
+			    i, w8[i].counter, want[i]);
+		lk_setup(r->k, &w8[i].lk, false);
+	}
+}
+
+static void
+w8_run(struct run *r)
+{
+	w8_run_locks(r, 1);
+}
+
+static void
+w8x16_run(struct run *r)
+{
+	w8_run_locks(r, W8_LOCKS);
+}
+
 /* W3's set-up: the mean real duration of a 1 ms sleep on this machine. */
 static void
 w3_prepare(void)
@@ -693,6 +781,7 @@ w4_finish(struct ser *s)
 /* The workloads, in the order of their tables. */
 
 struct tlist tl2 = { 4, { 2, 4, 8, 32 } }, tl6 = { 4, { 2, 4, 8, 16 } };
+struct tlist tl8 = { 3, { 64, 256, 1024 } };
 
 /* The progress lines, metrics, columns and targets of W2, W5a and W6,
  * which their C++ twins share: the same figures, compared the same way. */
@@ -733,6 +822,26 @@ struct tlist tl2 = { 4, { 2, 4, 8, 32 } }, tl6 = { 4, { 2, 4, 8, 16 } };
 	    { 1, true, false, 25, "each share >=%.0f%%", "reads", "%",     \
 	        1 },                                                       \
 	    { 2, true, false, 25, NULL, "writes", "%", 1 } }
+#define W8_FIGURES                                                         \
+	{ { "throughput", "ops/s", R_OPS, R_EL, 1e-6 },                    \
+	    { "cpu_per_op", "s", R_CPU, R_OPS, 1e6, 1 },                   \
+	    { "thread_min_share", "x", R_LO, R_MEAN, 0, 0, 0, M_NORATIO }, \
+	    { "thread_max_share", "x", R_HI, R_MEAN, 0, 0, 0, M_NORATIO }, \
+	    { "longest_wait", "s", R_MAXGAP, R_ONE, 1e3 },                 \
+	    { "starved", "threads", R_STARVED, R_ONE, 0, 0, 0, M_NORATIO } }, \
+	{ { "Mops/s", 8, C_MED, 0, 1e-6, 2 },                              \
+	    { "min..max", 13, C_RANGE, 0, 1e-6, 2 },                       \
+	    { "CPU us/op", 9, C_MED, 1, 1e6, 3 },                          \
+	    { "share lo..hi", 13, C_PAIR, 2, 1, 2 },                       \
+	    { "wait ms", 8, C_MED, 4, 1e3, 1 },                            \
+	    { "starved", 7, C_RANGE, 5, 1, 0 },                            \
+	    { "ratio", 7, C_RATIO, 0 },                                    \
+	    { "CPU ratio", 9, C_RATIO, 1 },                                \
+	    { "wait ratio", 10, C_RATIO, 4 } },                            \
+	{ { 0, false, false, 1.50, ">=%.2fx", "throughput", "x", 2 },      \
+	    { 4, false, true, 4.00, "wait <=%.2fx", "longest wait", "x", 2 }, \
+	    { 5, true, true, 0, "none starved", "starved threads, worst run", \
+	        "", 0, true } }
 /* clang-format on */
 
 /* The tables leave the trailing fields of their entries zero. */
@@ -858,6 +967,28 @@ struct workload work[] = {
 	    { { 0, false, false, 1.80, ">=%.2fx", "throughput", "x", 2 },
 	        { 1, true, true, 1, "%.0f byte/lock", "bytes per lock", "",
 	            0 } } },
+	{ "W8",
+	    "W8 oversubscribed, one lock: 64, 256 and 1024 threads on the "
+	    "CPUs run the W2 loop; total Mops/s (median of %d runs, "
+	    "min..max), CPU us per op, the lowest and highest thread's "
+	    "operations over the mean (medians), the longest any thread went "
+	    "between two of its unlocks (median of the runs' longest), the "
+	    "threads with no operation (most in a run); ratios pl/pthread",
+	    &tl8, 0, lk_name, F_TIMED | F_SPIN_NAMED, 40, { 0.1, 1 }, w8_run,
+	    { { w8_body_fn, 0, R0, NULL, "", "%.2f Mops/s, longest %.1f ms",
+	        { 0, 4 } } },
+	    W8_FIGURES },
+	{ "W8x16",
+	    "W8x16 oversubscribed, " S_W8_LOCKS " locks: as W8, thread i on "
+	    "lock i mod " S_W8_LOCKS "; total Mops/s (median of %d runs, "
+	    "min..max), CPU us per op, the lowest and highest thread's "
+	    "operations over the mean, the longest between two unlocks, the "
+	    "starved threads; ratios pl/pthread",
+	    &tl8, 0, lk_name, F_TIMED | F_SPIN_NAMED, 40, { 0.1, 1 },
+	    w8x16_run,
+	    { { w8_body_fn, 0, R0, NULL, "", "%.2f Mops/s, longest %.1f ms",
+	        { 0, 4 } } },
+	    W8_FIGURES },
 	/* The C++ types against the standard library's: W2, W5a and W6
 	 * through tools/lockbench-cxx.cc, kinds 0 (pl::) and 1 (std::). */
 	{ "W2cxx",

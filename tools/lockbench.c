@@ -3,7 +3,7 @@
  * lockbench: libparkinglot's primitives against glibc's, and its C++ types
  * against the standard library's, in one run.
  *
- * The workloads of the speed issue, W1..W7, each described in work[] of
+ * The workloads of the speed issues, W1..W8, each described in work[] of
  * tools/lockbench-workloads.c; each prints a table with the median and
  * min..max of its runs, the ratio pl/pthread of the medians and, on the pl
  * row, the issue's target and whether it was met:
@@ -27,6 +27,12 @@
  *       short critical sections; total ops/s, read and write shares.
  *   W7  many locks: 4 threads lock random entries of an array of 100,000
  *       locks; ops/s and bytes per lock.
+ *   W8  oversubscription: 64, 256 and 1024 threads on the machine's CPUs
+ *       run the W2 loop on one lock (W8) or on 16 (W8x16, thread i on
+ *       lock i mod 16); ops/s, CPU per op, the lowest and highest
+ *       thread's share of the mean (fairness: a thread with no operation
+ *       is starved), and the longest any thread went between two of its
+ *       unlocks.  Its thread counts are fixed (-t does not change them).
  *   W2cxx, W5acxx, W6cxx  the C++ types of <parkinglot.hpp> against the
  *       standard library's, in the loops of W2, W5a and W6 (W2's and W6's
  *       thread counts, the same figures, checks and targets), written as
@@ -382,7 +388,8 @@ judge(const struct workload *w, const struct ser *s, int c, int n, char *tg)
 		cat(line, " %d threads", n);
 	for (const struct clause *cl = w->tgt; cl < w->tgt + 3 && cl->label;
 	     cl++) {
-		double v = cl->value ? ser_stat(&s[cl->m], Q_MED)
+		int q = !cl->worst ? Q_MED : cl->le ? Q_MAX : Q_MIN;
+		double v = cl->value ? ser_stat(&s[cl->m], q)
 		                     : mratio(w, s, cl->m, c);
 		if (v < 0)
 			return NULL;
@@ -467,7 +474,7 @@ print_table(const struct workload *w)
 				cat(row, "%4d ", n);
 			cat(row, "%-*s", lockw, k < 0 ? "lock" : w->kname[k]);
 			for (const struct col *cl = w->col;
-			     cl < w->col + 8 && cl->head; cl++)
+			     cl < w->col + NCOL && cl->head; cl++)
 				cat(row, " %*s", cl->w,
 				    k < 0 ? cl->head : cell(b, w, cl, s, c));
 			cat(row, "  %-*s %s", w->tgtw, result ? tg : "",
@@ -586,8 +593,9 @@ usage(FILE *f, const char *argv0)
 	    "Measures libparkinglot against glibc's locks, and its C++ types\n"
 	    "against the standard library's; prints a table per workload with\n"
 	    "the ratio pl/pthread (pl::/std::) of the medians and the target.\n"
-	    "  -w LIST     workloads: W1..W7, W5a, W5b; the C++ types: W2cxx,\n"
-	    "              W5acxx, W6cxx, or cxx for the three (default: all)\n"
+	    "  -w LIST     workloads: W1..W8, W5a, W5b, W8x16 (W8: both); the\n"
+	    "              C++ types: W2cxx, W5acxx, W6cxx, or cxx for the\n"
+	    "              three (default: all)\n"
 	    "  -t LIST     thread counts for W2 and W6 and their C++ twins\n"
 	    "              (default W2 2,4,8,32; W6 2,4,8,16; W6 takes only\n"
 	    "              the even ones)\n"

@@ -31,9 +31,10 @@ extern "C" {
 
 #define MAXRUNS 50   /* -r */
 #define MAXTC 16     /* entries in a -t list */
-#define NMET 5       /* metrics per workload */
+#define NMET 6       /* metrics per workload */
+#define NCOL 9       /* columns of a table */
 #define NV MAXRUNS   /* figures in a series: its runs, or a workload's rounds */
-#define NWORK 11     /* entries in work[] */
+#define NWORK 13     /* entries in work[] */
 #define WORK_MASK 63 /* W2, W6: 1 + 0..63 xorshift steps outside the lock */
 #define W5_CAP 16    /* W5a: the queue's capacity */
 
@@ -59,14 +60,18 @@ struct thr {
 	unsigned long ops, bad;
 	long csw, vcsw; /* context switches, and the voluntary ones */
 	double cpu_s, t_end;
+	double maxgap; /* W8: the longest time between two of its unlocks */
 	uint64_t sink;
 };
 
 /* What a run measured, summed over its threads: a metric divides one v[]
  * by another.  R_ONE is 1, R_EL the elapsed time, R_TEND the latest t_end,
- * R_SPAN that since t0 (when the measured span began). */
+ * R_SPAN that since t0 (when the measured span began), R_LO and R_HI the
+ * fewest and most operations of a thread, R_MEAN the mean, R_MAXGAP the
+ * longest maxgap of a thread, R_STARVED the threads with no operation. */
 enum { R_ONE, R_OPS, R_OPS0, R_OPS1, R_EL, R_TEND, R_SPAN, R_CPU };
-enum { R_LO = R_CPU + 1, R_HI, R_CSW, R_VCSW, R_IDEAL, R_BYTES, R_N };
+enum { R_LO = R_CPU + 1, R_HI, R_MEAN, R_CSW, R_VCSW, R_IDEAL, R_BYTES };
+enum { R_MAXGAP = R_BYTES + 1, R_STARVED, R_N };
 struct run {
 	struct thr *t;
 	int k, n;
@@ -124,8 +129,9 @@ struct col {
 };
 
 /* A condition of a target: on the pl row, metric m's ratio to pthread (or
- * with value its median) is at most (le) or at least bound.  fmt prints
- * the bound in the table and CSV (NULL: the previous one says it); the
+ * with value its median, or with worst too its worst run: the highest if
+ * le, else the lowest) is at most (le) or at least bound.  fmt prints the
+ * bound in the table and CSV (NULL: the previous one says it); the
  * summary gives label and the figure, with dec decimals and unit. */
 struct clause {
 	int m;
@@ -133,6 +139,7 @@ struct clause {
 	double bound;
 	const char *fmt, *label, *unit;
 	int dec;
+	bool worst;
 };
 
 /* A -t list: thread counts, the cells of W2 and W6 (and their C++
@@ -156,7 +163,7 @@ struct workload {
 	void (*run)(struct run *);
 	struct step step[3];
 	struct metric m[NMET];
-	struct col col[8];
+	struct col col[NCOL];
 	struct clause tgt[3];
 	int rounds;
 	double prep;
@@ -165,6 +172,7 @@ struct workload {
 
 extern struct workload work[];
 extern struct tlist tl2, tl6; /* W2's and W6's cells, changed by -t */
+extern struct tlist tl8;      /* W8's: 64, 256, 1024 threads */
 
 /* Set by the options and main(): -d, and the CPUs threads go on. */
 extern double secs;
@@ -214,6 +222,7 @@ sleep_ns(int64_t ns)
  * locks: every thread reads it on every turn of its loop. */
 struct stop_line {
 	alignas(64) int stop;
+	double stop_at; /* now() when stop was raised, written before it */
 };
 extern struct stop_line flag;
 
