@@ -984,8 +984,7 @@ struct workload work[] = {
 	    "min..max), CPU us per op, the lowest and highest thread's "
 	    "operations over the mean, the longest between two unlocks, the "
 	    "starved threads; ratios pl/pthread",
-	    &tl8, 0, lk_name, F_TIMED | F_SPIN_NAMED, 40, { 0.1, 1 },
-	    w8x16_run,
+	    &tl8, 0, lk_name, F_TIMED | F_SPIN_NAMED, 40, { 0.1, 1 }, w8x16_run,
 	    { { w8_body_fn, 0, R0, NULL, "", "%.2f Mops/s, longest %.1f ms",
 	        { 0, 4 } } },
 	    W8_FIGURES },

@@ -389,8 +389,8 @@ judge(const struct workload *w, const struct ser *s, int c, int n, char *tg)
 	for (const struct clause *cl = w->tgt; cl < w->tgt + 3 && cl->label;
 	     cl++) {
 		int q = !cl->worst ? Q_MED : cl->le ? Q_MAX : Q_MIN;
-		double v = cl->value ? ser_stat(&s[cl->m], q)
-		                     : mratio(w, s, cl->m, c);
+		double v =
+		    cl->value ? ser_stat(&s[cl->m], q) : mratio(w, s, cl->m, c);
 		if (v < 0)
 			return NULL;
 		met &= cl->le ? v <= cl->bound : v >= cl->bound;
