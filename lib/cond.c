@@ -88,6 +88,7 @@
 
 #include "platform.h"
 #include "lot.h"
+#include "twobit.h"
 
 void
 pl_cond_init(pl_cond_t *c)
@@ -135,6 +136,15 @@ wait_timed_out(void *ctx, const void *addr, bool was_last)
 static pl_unpark_result_t wake(
     pl_cond_t *c, bool all, bool pass_on, const char *func);
 
+/* A waiter moved onto m and woken by an unlock that left others queued
+ * there with P clear (lib/twobit.c): set P again before taking m, which
+ * may be the inline fast path. */
+static void
+rearm(pl_mutex_t *m)
+{
+	__atomic_fetch_or(&m->state, PL_MUTEX_PARKED, __ATOMIC_RELAXED);
+}
+
 /* Cancelled in pl_cond_clockwait's park (no lock held): hold m again
  * before the cleanup handlers run, and pass on the signal if one took us
  * off c (woken, or moved onto m's queue): it was meant for a waiter that
@@ -153,6 +163,8 @@ wait_cancelled(void *ctx, pl_park_result_t r)
 		PL_TSAN_POST_LOCK(w->m, 0);
 		return;
 	}
+	if (r.status == PL_PARK_UNPARKED && r.token == PLI_TOKEN_REARM)
+		rearm(w->m);
 	pl_mutex_lock(w->m);
 }
 
@@ -177,6 +189,8 @@ wait_until(pl_cond_t *c, pl_mutex_t *m, clockid_t clock,
 		PL_TSAN_POST_LOCK(m, 0);
 		return 0;
 	}
+	if (r.status == PL_PARK_UNPARKED && r.token == PLI_TOKEN_REARM)
+		rearm(m);
 	pl_mutex_lock(m);
 	return r.status == PL_PARK_TIMED_OUT && !w.on_mutex ? ETIMEDOUT : 0;
 }

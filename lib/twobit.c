@@ -11,7 +11,8 @@
  *     P L
  *     0 0    unlocked, nobody waiting
  *     0 1    locked, nobody parked
- *     1 0    unlocked, threads parked (a woken thread is on its way)
+ *     1 0    unlocked, threads parked (a woken thread is on its way, or
+ *            a woken thread has set P again: see "Re-arm" below)
  *     1 1    locked, threads parked
  *
  * Transitions, and who makes them:
@@ -22,21 +23,44 @@
  *   P 0 -> 1   a thread about to park, in pl_park's validate (bucket
  *              locked), and only while L is set.  (A condition variable's
  *              requeue also sets a mutex's P, under the lock of the
- *              mutex's bucket, when it moves threads onto it.)
- *   P 1 -> 0   with the bucket locked, when no waiter of this lock is
- *              left queued: the unlock callback, or the timed_out
- *              callback of the last waiter to leave the word's queue.
+ *              mutex's bucket, when it moves threads onto it.)  And a
+ *              thread woken with PLI_TOKEN_REARM, by an atomic or, before
+ *              it competes for the lock again (no bucket lock).
+ *   P 1 -> 0   with the bucket locked: the unlock callback (always, when
+ *              it woke a thread without a hand-off; else when no waiter
+ *              of this lock is left queued), or the timed_out callback of
+ *              the last waiter to leave the word's queue.
  * Every change is an atomic read-modify-write of L or P alone (CAS from a
  * value just loaded, or fetch_and): bits other threads change meanwhile,
  * the caller's or another lock's, are carried over, never lost.
  *
- * Invariant: while any waiter of the lock is queued, P is set.  It holds
+ * Invariant: while any waiter of the lock is queued, P is set, or a
+ * thread woken with PLI_TOKEN_REARM has yet to set it again.  It holds
  * because P is set in the bucket critical section that queues the waiter,
- * and cleared only in one that saw no waiter of the lock queued.  (P may
- * also be set with nobody queued: after a fork, after a waiter's thread
- * ended in pl_park, or when a shared word's last waiter of this lock timed
- * out behind another lock's.  Such a P only sends the next unlock to the
- * slow path, which finds nobody and clears it.)
+ * and cleared only in one that saw no waiter of the lock queued, or that
+ * woke a thread and gave it PLI_TOKEN_REARM.  (P may also be set with
+ * nobody queued: after a fork, after a waiter's thread ended in pl_park,
+ * when a shared word's last waiter of this lock timed out behind another
+ * lock's, or when a re-arming thread's fellow waiters have left.  Such a
+ * P only sends the next unlock to the slow path, which finds nobody and
+ * clears it.)
+ *
+ * Re-arm.  An unlock that wakes a waiter to compete (no hand-off) clears
+ * L and P even when other waiters stay queued, and tells the woken thread
+ * so with the token PLI_TOKEN_REARM; that thread sets P again before it
+ * competes (pli_twobit_rearm; a condition waiter woken on a mutex's queue
+ * does it in lib/cond.c before pl_mutex_lock).  Between the wake and the
+ * re-arm, which is at least a wake-up latency (5 to 80 us here), lockers
+ * take and release the lock on the fast paths: one wake-up is in flight
+ * at a time, as with glibc's futex mutex, whose woken thread takes the
+ * lock as "contended" again.  Keeping P set instead (as WebKit's
+ * LockAlgorithm does) makes every unlock wake another waiter while the
+ * queue is long, each wake a system call and often a context switch:
+ * with 1024 threads on 2 cores (lockbench W8) that was 10 to 100 times
+ * glibc's cost per operation.  The woken thread re-arms whatever it then
+ * finds, lock free or held: if it took the lock without P, its fast
+ * unlock would wake nobody and the waiters left queued would sleep on
+ * (model/twobit.pml, BROKEN=1 and 8).
  *
  * Why no wakeup is lost: a waiter parks only if, with the bucket locked,
  * it saw L set and made sure P is set.  The holder's unlock either
@@ -49,7 +73,9 @@
  *     (L clear, or the lock handed to another thread, who will unlock it
  *     and repeat this).  After: the waiter is queued and is either woken
  *     or, when another waiter of the lock remains, stays behind a P bit
- *     that the next unlock honours.
+ *     that the next unlock honours, or behind a woken thread that will
+ *     set P before it takes the lock or parks: the holder after it sees P
+ *     and wakes the next.
  * A woken thread that loses the race to a barging thread parks again; the
  * fairness timer bounds how often.
  *
@@ -197,6 +223,8 @@ pli_twobit_lock(const struct pli_twobit *l, clockid_t clock,
 		if (r.status == PL_PARK_UNPARKED &&
 		    r.token == PL_UNPARK_TOKEN_HANDOFF)
 			return 0; /* handed to us: L was kept for us */
+		if (r.status == PL_PARK_UNPARKED && r.token == PLI_TOKEN_REARM)
+			pli_twobit_rearm(l);
 		if (r.status == PL_PARK_TIMED_OUT)
 			return ETIMEDOUT;
 		/* Woken to compete, or the lock changed before we slept. */
@@ -235,8 +263,8 @@ unlock_callback(pl_unpark_result_t r, void *ctx)
 			clear_bits(l, l->parked);
 		return PL_UNPARK_TOKEN_HANDOFF;
 	}
-	clear_bits(l, more ? l->locked : l->locked | l->parked);
-	return PL_UNPARK_TOKEN_DEFAULT;
+	clear_bits(l, l->locked | l->parked);
+	return r.unparked && more ? PLI_TOKEN_REARM : PL_UNPARK_TOKEN_DEFAULT;
 }
 
 void

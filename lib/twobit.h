@@ -38,4 +38,22 @@ int pli_twobit_lock(const struct pli_twobit *l, clockid_t clock,
  * for the report of an unlock of a lock that is not locked. */
 void pli_twobit_unlock(const struct pli_twobit *l, bool fair, const char *name);
 
+/* The token of a waiter woken by an unlock that cleared P while others
+ * stayed queued: before it competes (in pli_twobit_lock, or with the
+ * fast path, as a condition waiter moved onto a mutex does), it sets P
+ * again with pli_twobit_rearm, so that the holder after it wakes the
+ * next. */
+#define PLI_TOKEN_REARM ((uintptr_t)2)
+
+static inline void
+pli_twobit_rearm(const struct pli_twobit *l)
+{
+	if (l->size == 1)
+		__atomic_fetch_or((unsigned char *)l->word,
+		    (unsigned char)l->parked, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_or(
+		    (uintptr_t *)l->word, l->parked, __ATOMIC_RELAXED);
+}
+
 #endif /* PARKINGLOT_TWOBIT_H */

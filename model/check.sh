@@ -22,14 +22,16 @@ CC=${CC:-cc}
 # "invalid end state" or "assertion violated (incs".
 rows='
 twobit.pml | -                           | ok | the mutex case verifies
-twobit.pml | -DBROKEN=1 -DNO_INVARIANT   | invalid end state | a lost wakeup: P cleared, waiters left
+twobit.pml | -DBROKEN=1 -DNO_INVARIANT   | invalid end state | a lost wakeup: the woken thread does not re-arm P
 twobit.pml | -DBROKEN=2 -DNO_INVARIANT   | invalid end state | a lost wakeup: validate does not set P
 twobit.pml | -DBROKEN=3 -DNO_INVARIANT   | invalid end state | a lost wakeup: timed_out clears P, not last
 twobit.pml | -DBROKEN=4 -DNO_MISUSE_CHECK | assertion violated (incs | two owners: the hand-off clears L
 twobit.pml | -DBROKEN=5 -DNO_INVARIANT   | invalid end state | a lost wakeup: hand-off clears P, waiters left
+twobit.pml | -DBROKEN=8 -DNO_INVARIANT   | invalid end state | a lost wakeup: re-armed only when the lock is held
 twobit.pml | -DSHARED                    | ok | two bit locks in one word verify
 twobit.pml | -DSHARED -DBROKEN=6         | assertion violated ((state&5)==0) | a plain store undoes the other release
 twobit.pml | -DSHARED -DBROKEN=7         | assertion violated (incs | token ignored: the other lock handed off
+twobit.pml | -DSHARED -DBROKEN=1 -DNO_INVARIANT | invalid end state | a lost wakeup: a bit lock woken thread does not re-arm P
 rwlock.pml | -                           | ok | the model verifies
 rwlock.pml | -DBROKEN=1 -DNO_BITS        | invalid end state | a lost wakeup
 rwlock.pml | -DBROKEN=2 -DNO_BITS        | invalid end state | a lost wakeup after a timeout
@@ -49,6 +51,7 @@ cond.pml   | -DBROKEN=2                  | signalled[me]&&(rc!=0) | a signalled 
 cond.pml   | -DBROKEN=3                  | invalid end state | a lost wakeup: no PARKED on the held mutex
 cond.pml   | -DBROKEN=4                  | invalid end state | a lost wakeup: the byte not set
 cond.pml   | -DBROKEN=5                  | invalid end state | a lost wakeup: no PARKED on the free mutex
+cond.pml   | -DBROKEN=6                  | invalid end state | a lost wakeup: a woken waiter does not re-arm PARKED
 '
 
 if ! command -v spin >/dev/null 2>&1; then

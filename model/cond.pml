@@ -32,7 +32,11 @@
  *     threads were moved onto it) as a separate step;
  *   - the mutex: the fast CAS lock and unlock, parking with
  *     lock_validate, and the unlock slow path with pl_unpark_one and its
- *     callback, hand-off included (a free choice, as be_fair is).
+ *     callback, hand-off included (a free choice, as be_fair is); an
+ *     unlock that wakes a waiter clears PARKED even with others queued
+ *     and gives the woken thread PLI_TOKEN_REARM, with which it sets
+ *     PARKED again before it competes (in the mutex lock, or in the
+ *     condition wait before pl_mutex_lock).
  * WHAT IS ABSTRACTED:
  *   - one bucket lock for the whole lot (the requeue's two buckets are
  *     taken together), no table, no hashing;
@@ -68,6 +72,9 @@
  *             fast path misses it (4).
  *   BROKEN=5  wake_callback does not set PARKED on a free mutex when it
  *             moved threads onto it (4).
+ *   BROKEN=6  a condition waiter woken on the mutex's queue with
+ *             PLI_TOKEN_REARM does not set PARKED before pl_mutex_lock
+ *             (4).
  */
 
 #ifndef K
@@ -84,6 +91,7 @@
 #define PARKED 2
 #define DEFAULT 0
 #define HANDOFF 1
+#define REARM 2
 #define UNPARKED 0
 #define TIMEDOUT 2
 
@@ -100,7 +108,7 @@ byte owner[3];      /* holder of each mutex, thread + 1, or 0 */
 bool queued[NT];    /* struct waiter.queued */
 byte where[NT];     /* the queue a thread is on */
 byte ptok[NT];      /* park token: the mutex of a cond waiter, else 0 */
-bit tokv[NT];       /* unpark token */
+byte tokv[NT];      /* unpark token */
 bool signalled[NT]; /* taken off c by a signal or broadcast */
 byte in_wait[3];    /* threads inside a wait with each mutex */
 bool go[3];
@@ -132,6 +140,29 @@ inline q_remove(qi, x)
 	qs[qi].n--;
 	qs[qi].e[qs[qi].n] = 0;
 	k = 0
+}
+
+/* A thread woken with PLI_TOKEN_REARM sets m's PARKED again before it
+ * competes for m (pli_twobit_rearm; for a condition waiter woken on m's
+ * queue, rearm() in lib/cond.c before pl_mutex_lock).  BROKEN=6: the
+ * condition waiter forgets to. */
+inline rearm(mx, incond)
+{
+	atomic {
+		if
+		:: tokv[me] == REARM ->
+#if BROKEN == 6
+			if
+			:: !incond -> state[mx] = state[mx] | PARKED
+			:: else
+			fi;
+#else
+			state[mx] = state[mx] | PARKED;
+#endif
+			tokv[me] = DEFAULT
+		:: else
+		fi
+	}
 }
 
 /* pl_mutex_lock(m) */
@@ -172,7 +203,8 @@ inline mutex_lock(m)
 				};
 				lot = false;
 				!queued[me];
-				got = tokv[me] == HANDOFF /* owner set by the unlocker */
+				got = tokv[me] == HANDOFF; /* owner set by the unlocker */
+				rearm(m, false)
 			:: else -> lot = false
 			fi
 		:: else
@@ -210,8 +242,10 @@ inline mutex_unlock(m)
 				fi;
 				tokv[w] = HANDOFF;
 				owner[m] = w + 1
-			:: state[m] = (more -> PARKED : 0);
-				tokv[w] = DEFAULT
+			:: /* L and P cleared even with waiters left: the
+			    * woken thread sets P again (PLI_TOKEN_REARM) */
+				state[m] = 0;
+				tokv[w] = (more -> REARM : DEFAULT)
 			fi;
 			queued[w] = false
 		:: else -> state[m] = 0
@@ -268,7 +302,9 @@ inline cond_wait(m)
 	fi;
 	if
 	:: res == UNPARKED && tokv[me] == HANDOFF -> skip
-	:: else -> mutex_lock(m)
+	:: else ->
+		rearm(m, true); /* woken on m's queue by an unlock */
+		mutex_lock(m)
 	fi;
 #if BROKEN == 2
 	rc = (res == TIMEDOUT -> TIMEDOUT : 0);

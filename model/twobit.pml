@@ -42,7 +42,9 @@
  *     has passed: ETIMEDOUT); pl_park with lock_validate (fail if L is
  *     clear, else set P) and lock_timed_out; a woken thread with
  *     PL_UNPARK_TOKEN_HANDOFF owns the lock, any other result retries,
- *     PL_PARK_TIMED_OUT returns ETIMEDOUT;
+ *     PL_PARK_TIMED_OUT returns ETIMEDOUT, and a woken thread with
+ *     PLI_TOKEN_REARM sets P (pli_twobit_rearm, an atomic or) before it
+ *     retries;
  *   - pli_twobit_unlock: the loop (L clear: the misuse report; P clear:
  *     CAS to s & ~L; P set: the unpark), then, under the bucket lock,
  *       mutex:  pl_unpark_one: dequeue the oldest waiter; more =
@@ -53,8 +55,8 @@
  *               (matches > 1), whatever waiters of the other lock remain;
  *     and unlock_callback: a hand-off (be_fair, or a fair unlock: a free
  *     choice) keeps L for the woken thread and clears P only if !more;
- *     otherwise clear L, and P too if !more; nobody unparked (a stale P):
- *     clear L and P;
+ *     otherwise clear L and P, and if more give the woken thread
+ *     PLI_TOKEN_REARM; nobody unparked (a stale P): clear L and P;
  *   - pl_park: the bucket lock, validate-then-enqueue under it (FIFO
  *     queue, the park token), the wake word (0 not queued or woken, 1
  *     queued, 2 about to sleep), sleep_on's CAS 1 -> 2 and FUTEX_WAIT
@@ -104,8 +106,9 @@
  *      (it holds it until its unlock begins), and a monitor process
  *      asserting incs[k] <= 1 in every state;
  *   2. the invariant of lib/twobit.c: while a waiter of lock k is
- *      queued, Pk is set (the same monitor; compile with -DNO_INVARIANT
- *      to leave it out).  Pk may be set with no waiter of lock k queued
+ *      queued, Pk is set or a thread woken with PLI_TOKEN_REARM for lock
+ *      k has yet to set it (the ghost rearming[k]; the same monitor;
+ *      compile with -DNO_INVARIANT to leave it out).  Pk may be set with no waiter of lock k queued
  *      (in SHARED, a waiter of lock k that times out while a waiter of
  *      the other lock is queued leaves it, since was_last is false): the
  *      model accepts that, as the C code does;
@@ -120,9 +123,10 @@
  * algorithm; check.sh requires spin to find a counterexample for each.
  * The lost wakeups are checked without the invariant monitor, so that
  * what spin finds is the lost wakeup itself, not the missing P before it:
- *   BROKEN=1  unlock_callback clears L and P even when more (forgets the
- *             waiters still queued): an invalid end state, a thread
- *             asleep in the queue forever with the lock free.
+ *   BROKEN=1  the woken thread ignores PLI_TOKEN_REARM: P stays clear
+ *             over the waiters still queued, and the next holder's fast
+ *             unlock wakes nobody: an invalid end state, a thread asleep
+ *             in the queue forever with the lock free.
  *   BROKEN=2  lock_validate parks without setting P: the holder's fast
  *             unlock CAS succeeds and wakes nobody (invalid end state).
  *   BROKEN=3  lock_timed_out clears P even when was_last is false: the
@@ -145,7 +149,11 @@
  *             pl_unpark_one does for the mutex): spin finds a waiter of
  *             the other lock handed that lock while its owner holds it,
  *             "assertion violated (incs[lk]==1)".
- * Variants 1-5 fail in both cases; 6 and 7 verify in the mutex case
+ *   BROKEN=8  the woken thread sets P only if it finds the lock held (as
+ *             if only a thread about to park again needed it): one that
+ *             finds the lock free takes it without P, and its fast unlock
+ *             wakes nobody (invalid end state).
+ * Variants 1-5 and 8 fail in both cases; 6 and 7 verify in the mutex case
  * (there the byte is the lock's alone, and so is every waiter on it),
  * which is why the bit locks need the shared case.
  */
@@ -188,6 +196,7 @@
 
 #define TOKEN_DEFAULT 0
 #define TOKEN_HANDOFF 1
+#define TOKEN_REARM 2
 
 /* pl_park results */
 #define R_UNPARKED 0
@@ -204,8 +213,9 @@ byte ptok[N];        /* struct waiter.park_token, while queued */
 bool queued[N];      /* struct waiter.queued */
 byte futex[N];       /* struct waiter.futex, the wake word */
 bool asleep[N];      /* in FUTEX_WAIT in the kernel (not with NO_FUTEX) */
-bit token[N];        /* struct waiter.unpark_token */
+byte token[N];       /* struct waiter.unpark_token */
 byte nq[NLOCKS];     /* ghost: waiters of each lock queued */
+byte rearming[NLOCKS]; /* ghost: woken with TOKEN_REARM, P not yet set */
 byte incs[NLOCKS];   /* ghost: threads holding each lock */
 byte finished = 0;   /* threads that have done their ITER rounds */
 
@@ -447,6 +457,28 @@ parked:
 			token[me] = TOKEN_DEFAULT;
 			res = 0;
 			goto acquired
+		:: res == R_UNPARKED && token[me] == TOKEN_REARM ->
+			/* pli_twobit_rearm: P again, before competing, so
+			 * that whoever holds the lock next wakes the waiters
+			 * the unlock left queued with P clear.  (BROKEN=1:
+			 * the token is ignored; BROKEN=8: P only while the lock
+			 * is held, as if only a thread that parks again needed
+			 * it.) */
+			atomic {
+#if BROKEN == 8
+				if
+				:: state & ML -> state = state | MP
+				:: else
+				fi;
+#elif BROKEN != 1
+				state = state | MP;
+#endif
+				rearming[lk]--;
+				token[me] = TOKEN_DEFAULT
+			};
+			res = 0;
+			s = state;
+			goto retry
 		:: res == R_TIMED_OUT ->
 			res = 0;
 			goto gave_up
@@ -605,11 +637,19 @@ uloop:
 #endif
 			token[w] = TOKEN_HANDOFF
 		:: else ->
-#if BROKEN == 1
-			UNLOCK_CLEAR(ML | MP);
-#else
-			UNLOCK_CLEAR((more -> ML : ML | MP));
-#endif
+			/* Clear L and P, even with waiters left (more): the
+			 * woken thread sets P again (TOKEN_REARM), and until
+			 * it does, lockers take the fast paths without a
+			 * wake-up each. */
+			atomic {
+				UNLOCK_CLEAR(ML | MP);
+				if
+				:: w != NONE && more ->
+					token[w] = TOKEN_REARM;
+					rearming[lk]++
+				:: else
+				fi
+			}
 		fi;
 		if
 		:: w != NONE ->
@@ -662,10 +702,14 @@ gave_up:
 /* Checked in every state, for each lock k: mutual exclusion, and "while
  * a waiter of lock k is queued, Pk is set". */
 #ifdef SHARED
-#define INV_OK(k) (incs[k] <= 1 && (nq[k] == 0 || (state & PBIT(k))))
+#define INV_OK(k)                                                      \
+	(incs[k] <= 1 &&                                               \
+	    (nq[k] == 0 || (state & PBIT(k)) || rearming[k] > 0))
 #define ALL_OK (INV_OK(0) && INV_OK(1))
 #else
-#define INV_OK(k) (incs[k] <= 1 && (nq[k] == 0 || (state & PBIT(k))))
+#define INV_OK(k)                                                      \
+	(incs[k] <= 1 &&                                               \
+	    (nq[k] == 0 || (state & PBIT(k)) || rearming[k] > 0))
 #define ALL_OK INV_OK(0)
 #endif
 proctype Invariant()
@@ -674,10 +718,12 @@ end:
 	atomic {
 		!ALL_OK ->
 			assert(incs[0] <= 1);
-			assert(nq[0] == 0 || (state & PBIT(0)));
+			assert(nq[0] == 0 || (state & PBIT(0)) ||
+			    rearming[0] > 0);
 #ifdef SHARED
 			assert(incs[1] <= 1);
-			assert(nq[1] == 0 || (state & PBIT(1)))
+			assert(nq[1] == 0 || (state & PBIT(1)) ||
+			    rearming[1] > 0)
 #endif
 	}
 }

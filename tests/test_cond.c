@@ -12,6 +12,7 @@
  * shows up as a count other than the expected one.
  */
 #include <fcntl.h>
+#include <inttypes.h>
 
 #include "testutil.h"
 
@@ -1505,4 +1506,77 @@ Test(cond, clockwait_realtime_deadline_times_out, .timeout = 30)
 	    pl_cond_clockwait(&c, &m, CLOCK_PROCESS_CPUTIME_ID, &dl) == EINVAL);
 	pl_mutex_unlock(&m);
 	cr_assert(cstate(&c) == 0 && mstate(&m) == 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* The re-arm of lib/twobit.c, for a condition waiter: a broadcast made
+ * while m is held moves both waiters onto m; the unlock wakes the first
+ * and clears PARKED, with the second still queued; the first returns
+ * from its wait through rearm() in lib/cond.c and pl_mutex_lock (the
+ * inline fast path, when m is free), and must set PARKED again, or its
+ * unlock leaves the second asleep with m free.  With the fairness
+ * interval at its longest most rounds take that path, not a hand-off. */
+
+#define REARM_ROUNDS 40
+
+struct cond_rearm {
+	pl_mutex_t m;
+	pl_cond_t c;
+	bool go;
+	unsigned done;
+};
+
+static void *
+cond_rearm_waiter(void *arg)
+{
+	struct cond_rearm *x = arg;
+	pl_mutex_lock(&x->m);
+	while (!x->go)
+		pl_cond_wait(&x->c, &x->m);
+	__atomic_fetch_add(&x->done, 1, __ATOMIC_RELAXED);
+	pl_mutex_unlock(&x->m);
+	return NULL;
+}
+
+Test(cond, a_waiter_woken_on_the_mutex_wakes_the_one_left, .timeout = 120)
+{
+	static struct cond_rearm x;
+	struct pl_tuning old, t;
+	struct pl_stats s0, s1;
+	pthread_t w[2];
+
+	pl_tuning_get(&old);
+	t = old;
+	t.fair_interval_us = 10 * 1000 * 1000;
+	pl_tuning_set(&t);
+	pl_stats_get(&s0);
+	for (int r = 0; r < REARM_ROUNDS; r++) {
+		x.go = false;
+		x.done = 0;
+		for (int i = 0; i < 2; i++) {
+			w[i] = tu_spawn(cond_rearm_waiter, &x);
+			ASSERT_PARKED(&x.c, (size_t)i + 1);
+		}
+		pl_mutex_lock(&x.m);
+		x.go = true;
+		pl_cond_broadcast(&x.c);
+		ASSERT_PARKED(&x.m, 2);
+		pl_mutex_unlock(&x.m);
+		int64_t end = tu_now_ns() + TU_WAIT_NS;
+		while (__atomic_load_n(&x.done, __ATOMIC_RELAXED) != 2 &&
+		    tu_now_ns() < end)
+			tu_poll_pause();
+		cr_assert(__atomic_load_n(&x.done, __ATOMIC_RELAXED) == 2,
+		    "round %d: %u of 2 waiters returned; the mutex is %#x, "
+		    "%zu thread(s) parked on it",
+		    r, x.done, mstate(&x.m), count_parked(&x.m));
+		tu_join(w[0]);
+		tu_join(w[1]);
+		cr_assert(mstate(&x.m) == 0 && cstate(&x.c) == 0);
+	}
+	pl_stats_get(&s1);
+	pl_tuning_set(&old);
+	cr_assert(s1.fair_handoffs - s0.fair_handoffs < REARM_ROUNDS,
+	    "%" PRIu64 " fair hand-offs in %d rounds",
+	    s1.fair_handoffs - s0.fair_handoffs, REARM_ROUNDS);
 }

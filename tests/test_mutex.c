@@ -7,6 +7,7 @@
  * is in tests/test_conform.c.
  */
 #include <fcntl.h>
+#include <inttypes.h>
 
 #include "testutil.h"
 
@@ -240,4 +241,78 @@ Test(mutex, clocklock_both_clocks, .timeout = 30)
 	cr_assert(
 	    pl_mutex_clocklock(&m, CLOCK_PROCESS_CPUTIME_ID, &dl) == EINVAL);
 	cr_assert(!pl_mutex_is_locked(&m));
+}
+
+/* ------------------------------------------------------------------ */
+/* The re-arm of lib/twobit.c: an unlock that wakes one of two parked
+ * waiters clears PARKED, and the woken thread must set it again, or its
+ * own unlock, on the fast path, leaves the other asleep with the mutex
+ * free.  Each round: the main thread holds m, two threads park on it, the
+ * main thread unlocks (a plain unlock; with the fairness interval at its
+ * longest, most rounds wake the first waiter to compete, not by hand-off),
+ * and both waiters must get m and finish within TU_WAIT_NS. */
+
+#define REARM_ROUNDS 40
+
+struct rearm_ctx {
+	pl_mutex_t m;
+	unsigned done;
+};
+
+static void *
+rearm_waiter(void *arg)
+{
+	struct rearm_ctx *c = arg;
+	pl_mutex_lock(&c->m);
+	__atomic_fetch_add(&c->done, 1, __ATOMIC_RELAXED);
+	pl_mutex_unlock(&c->m);
+	return NULL;
+}
+
+static bool
+wait_done(const unsigned *done, unsigned n)
+{
+	int64_t end = tu_now_ns() + TU_WAIT_NS;
+	while (__atomic_load_n(done, __ATOMIC_RELAXED) != n)
+		if (tu_now_ns() >= end)
+			return false;
+		else
+			tu_poll_pause();
+	return true;
+}
+
+Test(mutex, the_woken_waiter_wakes_the_one_left_parked, .timeout = 120)
+{
+	static struct rearm_ctx c;
+	struct pl_tuning old, t;
+	struct pl_stats s0, s1;
+	pthread_t w[2];
+
+	pl_tuning_get(&old);
+	t = old;
+	t.fair_interval_us = 10 * 1000 * 1000;
+	pl_tuning_set(&t);
+	pl_stats_get(&s0);
+	for (int r = 0; r < REARM_ROUNDS; r++) {
+		c.done = 0;
+		pl_mutex_lock(&c.m);
+		for (int i = 0; i < 2; i++) {
+			w[i] = tu_spawn(rearm_waiter, &c);
+			ASSERT_PARKED(&c.m, (size_t)i + 1);
+		}
+		pl_mutex_unlock(&c.m);
+		cr_assert(wait_done(&c.done, 2),
+		    "round %d: %u of 2 waiters got the mutex; the mutex is "
+		    "%#x, %zu thread(s) parked on it",
+		    r, c.done, state_of(&c.m), count_parked(&c.m));
+		tu_join(w[0]);
+		tu_join(w[1]);
+		cr_assert(state_of(&c.m) == 0);
+	}
+	pl_stats_get(&s1);
+	pl_tuning_set(&old);
+	/* Most rounds went through the re-arm, not a hand-off. */
+	cr_assert(s1.fair_handoffs - s0.fair_handoffs < REARM_ROUNDS,
+	    "%" PRIu64 " fair hand-offs in %d rounds",
+	    s1.fair_handoffs - s0.fair_handoffs, REARM_ROUNDS);
 }

@@ -12,7 +12,8 @@
  *
  *     parked locked
  *       0      0    unlocked, nobody waiting
- *       0      1    locked, nobody parked
+ *       0      1    locked, nobody for its unlock to wake (threads may be
+ *                   parked behind a woken one, which sets PARKED again)
  *       1      0    unlocked, threads parked (a woken thread is on its way)
  *       1      1    locked, threads parked
  *
