@@ -742,7 +742,7 @@ static struct {
 	__typeof__(&dwfl_begin) begin;
 	__typeof__(&dwfl_end) end;
 	__typeof__(&dwfl_report_begin) report_begin;
-	__typeof__(&dwfl_linux_proc_report) proc_report;
+	__typeof__(&dwfl_report_module) report_module;
 	__typeof__(&dwfl_report_end) report_end;
 	__typeof__(&dwfl_addrmodule) addrmodule;
 	__typeof__(&dwfl_module_addrinfo) addrinfo;
@@ -775,7 +775,7 @@ dw_load(void)
 	DW_SYM(begin, "dwfl_begin")
 	DW_SYM(end, "dwfl_end")
 	DW_SYM(report_begin, "dwfl_report_begin")
-	DW_SYM(proc_report, "dwfl_linux_proc_report")
+	DW_SYM(report_module, "dwfl_report_module")
 	DW_SYM(report_end, "dwfl_report_end")
 	DW_SYM(addrmodule, "dwfl_addrmodule")
 	DW_SYM(addrinfo, "dwfl_module_addrinfo")
@@ -796,21 +796,101 @@ dw_load(void)
 	dw.ok = true;
 }
 
-/* This process's modules as they are mapped now, or NULL. */
+/* A line of /proc/self/maps from fd, through buf (lines too long for
+ * line are cut); false at the end. */
+struct maps_in {
+	int fd;
+	size_t pos, len;
+	char buf[4096];
+};
+
+static bool
+maps_line(struct maps_in *r, char *line, size_t cap)
+{
+	size_t n = 0;
+	for (;;) {
+		if (r->pos == r->len) {
+			ssize_t got = read(r->fd, r->buf, sizeof r->buf);
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0) {
+				line[n] = '\0';
+				return n > 0;
+			}
+			r->pos = 0;
+			r->len = (size_t)got;
+		}
+		char c = r->buf[r->pos++];
+		if (c == '\n') {
+			line[n] = '\0';
+			return true;
+		}
+		if (n + 1 < cap)
+			line[n++] = c;
+	}
+}
+
+/*
+ * This process's modules as they are mapped now, or NULL.  A module is a
+ * file's private mappings and the anonymous ones right after them: its
+ * .bss past the file's last page, where the global locks of a large
+ * program are (libdwfl's own reading of the maps leaves that out, as
+ * parkstat's namer says).
+ */
 static Dwfl *
 dw_open(void)
 {
 	dw_load();
 	if (!dw.ok)
 		return NULL;
-	Dwfl *d = dw.begin(&dw.cb);
-	if (d == NULL)
+	static struct maps_in r;
+	r.fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (r.fd < 0)
 		return NULL;
-	dw.report_begin(d);
-	if (dw.proc_report(d, getpid()) != 0) {
-		dw.end(d);
+	r.pos = r.len = 0;
+	Dwfl *d = dw.begin(&dw.cb);
+	if (d == NULL) {
+		close(r.fd);
 		return NULL;
 	}
+	dw.report_begin(d);
+	static char line[4096 + 128], cur[4096];
+	uint64_t lo = 0, hi = 0;
+	cur[0] = '\0';
+	while (maps_line(&r, line, sizeof line)) {
+		char *p;
+		uint64_t start = strtoull(line, &p, 16);
+		uint64_t end = *p == '-' ? strtoull(p + 1, &p, 16) : 0;
+		while (*p == ' ')
+			p++;
+		bool private = strlen(p) > 4 && p[3] == 'p';
+		for (int f = 0; f < 4; f++) { /* perms, offset, dev, inode */
+			while (*p == ' ')
+				p++;
+			while (*p && *p != ' ')
+				p++;
+		}
+		while (*p == ' ')
+			p++;
+		bool file =
+		    *p == '/' && private && strstr(p, " (deleted)") == NULL;
+		if (cur[0] && start == hi &&
+		    (file ? strcmp(p, cur) == 0 : *p == '\0')) {
+			hi = end;
+			continue;
+		}
+		if (cur[0])
+			dw.report_module(d, cur, lo, hi);
+		cur[0] = '\0';
+		if (file && strlen(p) < sizeof cur) {
+			strcpy(cur, p);
+			lo = start;
+			hi = end;
+		}
+	}
+	if (cur[0])
+		dw.report_module(d, cur, lo, hi);
+	close(r.fd);
 	dw.report_end(d, NULL, NULL);
 	return d;
 }
