@@ -738,7 +738,7 @@ pl__chk_pre_unlock(const void *addr, unsigned flags)
 
 /* libdwfl's functions, from dlopen("libdw.so.1") at the first report. */
 static struct {
-	bool tried, ok;
+	bool ok;
 	__typeof__(&dwfl_begin) begin;
 	__typeof__(&dwfl_end) end;
 	__typeof__(&dwfl_report_begin) report_begin;
@@ -760,12 +760,24 @@ static struct {
 	char *debuginfo_path;
 } dw;
 
+static void dw_fill(void);
+
+/* Once, on the formatting threads of successive reports (report_lock
+ * orders them; the flag's release and acquire say so to ThreadSanitizer
+ * too). */
 static void
 dw_load(void)
 {
-	if (dw.tried)
+	static bool loaded;
+	if (__atomic_load_n(&loaded, __ATOMIC_ACQUIRE))
 		return;
-	dw.tried = true;
+	dw_fill();
+	__atomic_store_n(&loaded, true, __ATOMIC_RELEASE);
+}
+
+static void
+dw_fill(void)
+{
 	void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL)
 		return;

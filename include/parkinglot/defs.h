@@ -73,8 +73,10 @@
  * Checked mode (deadlock detection, <parkinglot/deadlock.h>).  A program
  * built with -DPL_CHECKED routes every lock and unlock of every primitive
  * through the out-of-line hooks below, called at the same spots as the
- * TSan annotations above: pre-lock before the attempt (a blocking lock
- * records there the lock-order edges from every lock the thread holds,
+ * TSan annotations above, just outside them (TSan ignores what runs
+ * between an annotated lock's start and end, and the detector
+ * synchronizes with other threads): pre-lock before the attempt (a blocking
+ * lock records there the lock-order edges from every lock the thread holds,
  * before it can block), post-lock once the lock is held (it joins the
  * thread's held set; a failed try or timed lock says PL_CHK_FAILED),
  * pre-unlock before the release (it leaves the held set).  Each hook

@@ -57,8 +57,8 @@ static inline void
 pl_mutex_lock(pl_mutex_t *m)
 {
 	unsigned char unlocked = 0;
-	PL_TSAN_PRE_LOCK(m, 0);
 	PL_CHK_PRE_LOCK(m, 0);
+	PL_TSAN_PRE_LOCK(m, 0);
 	if (PL_UNLIKELY(!__atomic_compare_exchange_n(&m->state, &unlocked,
 	        PL_MUTEX_LOCKED, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
 		PL__DIVERTED(m, pl__mutex_lock_slow(m));
@@ -90,8 +90,8 @@ pl__mutex_trylock_raw(pl_mutex_t *m)
 static inline bool
 pl_mutex_trylock(pl_mutex_t *m)
 {
-	PL_TSAN_PRE_LOCK(m, PL_TSAN_TRY);
 	PL_CHK_PRE_LOCK(m, PL_CHK_TRY);
+	PL_TSAN_PRE_LOCK(m, PL_TSAN_TRY);
 	bool ok = pl__mutex_trylock_raw(m);
 	PL_TSAN_POST_LOCK(
 	    m, ok ? PL_TSAN_TRY : PL_TSAN_TRY | PL_TSAN_TRY_FAILED);
@@ -137,8 +137,8 @@ pl_mutex_unlock(pl_mutex_t *m)
 	if (!(__atomic_load_n(&m->state, __ATOMIC_RELAXED) & PL_MUTEX_LOCKED))
 		pl__mutex_unlock_slow(m, false);
 #endif
-	PL_TSAN_PRE_UNLOCK(m, 0);
 	PL_CHK_PRE_UNLOCK(m, 0);
+	PL_TSAN_PRE_UNLOCK(m, 0);
 	if (PL_UNLIKELY(!__atomic_compare_exchange_n(&m->state, &locked, 0,
 	        false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
 		PL__DIVERTED(m, pl__mutex_unlock_slow(m, false));

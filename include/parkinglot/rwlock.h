@@ -96,8 +96,8 @@ pl__rwlock_tryrdlock_raw(pl_rwlock_t *l)
 static inline bool
 pl_rwlock_tryrdlock(pl_rwlock_t *l)
 {
-	PL_TSAN_PRE_LOCK(l, PL_TSAN_READ | PL_TSAN_TRY);
 	PL_CHK_PRE_LOCK(l, PL_CHK_READ | PL_CHK_TRY);
+	PL_TSAN_PRE_LOCK(l, PL_TSAN_READ | PL_TSAN_TRY);
 	bool ok = pl__rwlock_tryrdlock_raw(l);
 	PL_TSAN_POST_LOCK(
 	    l, PL_TSAN_READ | PL_TSAN_TRY | (ok ? 0 : PL_TSAN_TRY_FAILED));
@@ -114,8 +114,8 @@ pl_rwlock_tryrdlock(pl_rwlock_t *l)
 static inline void
 pl_rwlock_rdlock(pl_rwlock_t *l)
 {
-	PL_TSAN_PRE_LOCK(l, PL_TSAN_READ);
 	PL_CHK_PRE_LOCK(l, PL_CHK_READ);
+	PL_TSAN_PRE_LOCK(l, PL_TSAN_READ);
 	if (PL_UNLIKELY(!pl__rwlock_tryrdlock_raw(l)))
 		PL__DIVERTED(l, pl__rwlock_rdlock_slow(l, NULL));
 	PL_TSAN_POST_LOCK(l, PL_TSAN_READ);
@@ -147,8 +147,8 @@ pl_rwlock_rdunlock(pl_rwlock_t *l)
 	if (s < PL_RWLOCK_ONE_READER) /* misuse: ours before TSan's report */
 		pl__rwlock_rdunlock_slow(l);
 #endif
-	PL_TSAN_PRE_UNLOCK(l, PL_TSAN_READ);
 	PL_CHK_PRE_UNLOCK(l, PL_CHK_READ);
+	PL_TSAN_PRE_UNLOCK(l, PL_TSAN_READ);
 	/* Fast only while other readers remain or nobody waits. */
 	while (s >= 2 * PL_RWLOCK_ONE_READER ||
 	    (s >= PL_RWLOCK_ONE_READER &&
@@ -184,8 +184,8 @@ pl__rwlock_trywrlock_raw(pl_rwlock_t *l)
 static inline bool
 pl_rwlock_trywrlock(pl_rwlock_t *l)
 {
-	PL_TSAN_PRE_LOCK(l, PL_TSAN_TRY);
 	PL_CHK_PRE_LOCK(l, PL_CHK_TRY);
+	PL_TSAN_PRE_LOCK(l, PL_TSAN_TRY);
 	bool ok = pl__rwlock_trywrlock_raw(l);
 	PL_TSAN_POST_LOCK(l, PL_TSAN_TRY | (ok ? 0 : PL_TSAN_TRY_FAILED));
 	PL_CHK_POST_LOCK(l, PL_CHK_TRY | (ok ? 0 : PL_CHK_FAILED));
@@ -200,8 +200,8 @@ static inline void
 pl_rwlock_wrlock(pl_rwlock_t *l)
 {
 	uintptr_t unlocked = 0;
-	PL_TSAN_PRE_LOCK(l, 0);
 	PL_CHK_PRE_LOCK(l, 0);
+	PL_TSAN_PRE_LOCK(l, 0);
 	if (PL_UNLIKELY(!__atomic_compare_exchange_n(&l->state, &unlocked,
 	        PL_RWLOCK_WRITER, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
 		PL__DIVERTED(l, pl__rwlock_wrlock_slow(l, NULL));
@@ -235,8 +235,8 @@ pl_rwlock_wrunlock(pl_rwlock_t *l)
 	if (!(__atomic_load_n(&l->state, __ATOMIC_RELAXED) & PL_RWLOCK_WRITER))
 		pl__rwlock_wrunlock_slow(l);
 #endif
-	PL_TSAN_PRE_UNLOCK(l, 0);
 	PL_CHK_PRE_UNLOCK(l, 0);
+	PL_TSAN_PRE_UNLOCK(l, 0);
 	if (PL_UNLIKELY(!__atomic_compare_exchange_n(&l->state, &locked, 0,
 	        false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
 		PL__DIVERTED(l, pl__rwlock_wrunlock_slow(l));
