@@ -11,6 +11,7 @@
 #include <parkinglot/rwlock.h>
 #include <parkinglot/once.h>
 #include <parkinglot/bitlock.h>
+#include <parkinglot/deadlock.h>
 #include <parkinglot/stats.h>
 #include <parkinglot/tuning.h>
 

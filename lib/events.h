@@ -48,6 +48,13 @@ struct pli_observer {
 	/* n threads moved from one queue to another, to's queue then len
 	 * long (no bucket lock held). */
 	void (*requeue)(const void *from, const void *to, size_t n, size_t len);
+	/* The calling thread's set of held locks changed (the deadlock
+	 * detector, deadlock.c, in checked mode): it holds total locks, of
+	 * which the first n are addr[] (the lock) and pc[] (the return
+	 * address of the call that took it), oldest first.  Called inside a
+	 * lock operation, with no lock of the lot held. */
+	void (*held)(unsigned total, unsigned n, const uintptr_t *addr,
+	    const uintptr_t *pc);
 };
 
 extern const struct pli_observer *pli_observer;

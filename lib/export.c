@@ -423,6 +423,9 @@ entry_set(struct plx_thread *e, const void *addr, unsigned kind, uint64_t ns)
 	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
+static void entry_held(struct plx_thread *e, unsigned total, unsigned n,
+    const uintptr_t *addr, const uintptr_t *pc);
+
 /* At the thread's exit: clear the entry, then free it. */
 static void
 entry_drop(struct plx_shm *s)
@@ -432,6 +435,7 @@ entry_drop(struct plx_shm *s)
 	if (e == NULL)
 		return;
 	entry_set(e, NULL, 0, 0);
+	entry_held(e, 0, 0, NULL, NULL);
 	me.index = 0;
 	__atomic_store_n(&e->tid, 0, __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&s->h.threads_listed, 1, __ATOMIC_RELAXED);
@@ -553,6 +557,35 @@ export_taken(const void *addr)
 		add64(&sl->taken, 1);
 }
 
+/* The calling thread's held locks (checked mode), into its entry under
+ * the entry's seqlock; the thread claims an entry for them if it has
+ * none, so that a thread that holds locks and never parked is listed. */
+static void
+entry_held(struct plx_thread *e, unsigned total, unsigned n,
+    const uintptr_t *addr, const uintptr_t *pc)
+{
+	uint64_t seq = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->seq, seq + 1, __ATOMIC_RELAXED);
+	/* Release stores: a reader that sees any of them sees seq odd. */
+	for (unsigned i = 0; i < PLX_HELD; i++) {
+		__atomic_store_n(&e->held[i].addr,
+		    i < n ? (uint64_t)addr[i] : 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&e->held[i].pc, i < n ? (uint64_t)pc[i] : 0,
+		    __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&e->nheld, total, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+static void
+export_held(
+    unsigned total, unsigned n, const uintptr_t *addr, const uintptr_t *pc)
+{
+	struct plx_thread *e = my_entry(cur_shm(), true);
+	if (e)
+		entry_held(e, total, n, addr, pc);
+}
+
 static const struct pli_observer observer = {
 	.taken = export_taken,
 	.contended = export_contended,
@@ -562,6 +595,7 @@ static const struct pli_observer observer = {
 	.resume = export_resume,
 	.thread = export_thread,
 	.requeue = export_requeue,
+	.held = export_held,
 };
 
 /* ---- starting and stopping -------------------------------------------- */

@@ -80,7 +80,12 @@ static struct {
 	enum sort_key sort;
 	const char *output;
 	bool no_preload; /* --no-preload */
-} opt = { 0, 0, false, 10, 5, -1, SORT_WAIT, NULL, false };
+	bool deadlock;   /* --deadlock */
+} opt = { 0, 0, false, 10, 5, -1, SORT_WAIT, NULL, false, false };
+
+/* parkstat --deadlock -- CMD: the exit status when the command made a
+ * lock-order inversion. */
+#define EXIT_INVERSION 3
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 usage_error(const char *fmt, ...)
@@ -136,6 +141,11 @@ help(void)
 "      --sample=N         with a COMMAND: record the stack of 1 park in N\n"
 "                         of each thread (default 8, 0 for none)\n"
 "  -o, --output=FILE      write the report to FILE\n"
+"      --deadlock         with a COMMAND: run it with the deadlock\n"
+"                         detector on (PARKINGLOT_DEADLOCK=report; the\n"
+"                         drop-in, or a build with -DPL_CHECKED) and\n"
+"                         print every lock-order inversion it made;\n"
+"                         exit with status 3 if there was any\n"
 "      --no-preload       with a COMMAND: do not load the drop-in\n"
 "                         (libparkinglot-pthread, which puts the pthread\n"
 "                         and C11 locks of any program on the parking\n"
@@ -144,7 +154,8 @@ help(void)
 "  -V, --version          show the version and exit\n"
 "\n"
 "Exit status: with a COMMAND, its status (128+N if killed by signal N,\n"
-"127 if not found, 126 if not executable, 125 if parkstat failed);\n"
+"127 if not found, 126 if not executable, 125 if parkstat failed), but\n"
+"3 with --deadlock if it made a lock-order inversion;\n"
 "otherwise 0, 1 on an error, 2 on a malformed command line.\n"
 "See parkstat(1).\n",
 	    prog, prog);
@@ -406,6 +417,7 @@ struct report {
 	uint64_t elapsed_ns;
 	struct stacks stacks;
 	struct parked parked;
+	long inversions; /* --deadlock: found in the command; -1 otherwise */
 };
 
 static int
@@ -884,6 +896,8 @@ print_json(FILE *out, const struct report *r)
 	    ", \"requeued_in\": %" PRIu64 "},\n",
 	    h->overflow_parks, h->overflow_waits, h->overflow_wait_ns,
 	    h->overflow_requeued);
+	if (r->inversions >= 0)
+		fprintf(out, "  \"inversions\": %ld,\n", r->inversions);
 	fprintf(out, "  \"sort\": \"%s\",\n",
 	    opt.sort == SORT_WAIT ? "wait" : "parks");
 	stacks_print_json(out, &r->stacks, &sn->s, &namer);
@@ -995,6 +1009,7 @@ watch(long pid)
 	static struct snap a, b;
 	struct snap *cur = &a, *prev = NULL;
 	struct report r = { 0 };
+	r.inversions = -1;
 
 	if (opt.interval <= 0) {
 		take_snap(&src, cur);
@@ -1192,10 +1207,57 @@ dropin_preload(const char *cmd, char *buf, size_t cap)
 	return buf;
 }
 
+/*
+ * --deadlock: the command's detector appends each report to a file of
+ * ours (PARKINGLOT_DEADLOCK_LOG), which is read when it has ended: every
+ * report is printed, with a count, ahead of the statistics.  Returns the
+ * number of inversions (each report starts with the line the detector
+ * begins it with), -1 if the file cannot be read.
+ */
+#define INVERSION_HEAD "libparkinglot: lock-order inversion"
+
+static long
+print_inversions(FILE *out, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return -1;
+	long n = 0;
+	char line[4096];
+	bool any = false;
+	while (fgets(line, sizeof line, f)) {
+		if (strncmp(line, INVERSION_HEAD, strlen(INVERSION_HEAD)) == 0)
+			n++;
+		if (!opt.json) {
+			if (!any)
+				fputc('\n', out);
+			fputs(line, out);
+		}
+		any = true;
+	}
+	fclose(f);
+	if (!opt.json)
+		fprintf(out,
+		    "%sparkstat: %ld lock-order inversion%s found "
+		    "(deadlock detector on)\n",
+		    any ? "\n" : "\n", n, n == 1 ? "" : "s");
+	return n;
+}
+
 static int
 run(char **argv)
 {
 	FILE *out = open_output(stderr, 125);
+	static char dlog[PATH_MAX];
+	if (opt.deadlock) {
+		const char *tmp = getenv("TMPDIR");
+		snprintf(dlog, sizeof dlog, "%s/parkstat-deadlock.XXXXXX",
+		    tmp && *tmp ? tmp : "/tmp");
+		int fd = mkstemp(dlog);
+		if (fd < 0)
+			die(125, "%s: %s", dlog, strerror(errno));
+		close(fd);
+	}
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) != 0)
 		die(125, "pipe: %s", strerror(errno));
@@ -1215,7 +1277,10 @@ run(char **argv)
 		    setenv(PLX_ENV_KEEP, pid, 1) != 0 ||
 		    (opt.sample >= 0 &&
 		        setenv(PLX_ENV_SAMPLE, sample, 1) != 0) ||
-		    (ld_preload && setenv("LD_PRELOAD", ld_preload, 1) != 0)) {
+		    (ld_preload && setenv("LD_PRELOAD", ld_preload, 1) != 0) ||
+		    (opt.deadlock &&
+		        (setenv("PARKINGLOT_DEADLOCK", "report", 1) != 0 ||
+		            setenv("PARKINGLOT_DEADLOCK_LOG", dlog, 1) != 0))) {
 			int e = errno;
 			(void)!write(pfd[1], &e, sizeof e);
 			_exit(125);
@@ -1314,9 +1379,17 @@ run(char **argv)
 	int ret = WIFEXITED(status) ? WEXITSTATUS(status)
 	    : WIFSIGNALED(status)   ? 128 + WTERMSIG(status)
 	                            : 125;
+	long inversions = -1;
+	if (opt.deadlock) {
+		inversions = print_inversions(out, dlog);
+		unlink(dlog);
+		if (inversions > 0)
+			ret = EXIT_INVERSION;
+	}
 
 	if (o == OPEN_OK) {
 		struct report r = { 0 };
+		r.inversions = inversions;
 		r.ended = true;
 		r.status = status;
 		build(&r, &sn, NULL);
@@ -1346,6 +1419,7 @@ main(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "no-preload", no_argument, NULL, 'P' },
+		{ "deadlock", no_argument, NULL, 'D' },
 		{ "stacks", required_argument, NULL, 'S' },
 		{ "sample", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1390,6 +1464,9 @@ main(int argc, char **argv)
 		case 'P':
 			opt.no_preload = true;
 			break;
+		case 'D':
+			opt.deadlock = true;
+			break;
 		case 'S':
 			opt.stacks = parse_long(
 			    optarg, 0, PLX_NSTACKS, "number of call sites");
@@ -1419,6 +1496,8 @@ main(int argc, char **argv)
 		usage_error("give either -p PID or a command, not both");
 	if (opt.interval > 0 && !opt.pid)
 		usage_error("-i needs -p PID");
+	if (opt.deadlock && opt.pid)
+		usage_error("--deadlock is for a command that parkstat runs");
 	if (opt.sample >= 0 && opt.pid)
 		usage_error("--sample is for a command that parkstat runs; "
 		            "give the process %s instead",

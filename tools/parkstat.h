@@ -77,6 +77,7 @@ struct parked {
 	struct parked_row *rows;
 	size_t nrows;
 	bool live;         /* of a running process: names read, "now" */
+	size_t ncycles;    /* deadlocks: cycles of threads (checked mode) */
 	uint64_t listed;   /* entries claimed (threads_listed) */
 	uint64_t unlisted; /* threads the table had no room for */
 };
@@ -85,9 +86,11 @@ struct parked {
  * name is read from /proc, and a thread that is gone is left out. */
 void parked_build(struct parked *p, const struct plx_shm *s,
     const struct namer *nm, uint64_t now_ns, bool live);
-/* The section; unless always, nothing when no thread is parked. */
+/* The section; unless always, nothing when no thread is parked.  Each
+ * deadlock first, as a section of its own. */
 void parked_print_text(FILE *out, const struct parked *p, bool always);
-/* The "parked" member and those before it, each line "  ...,". */
+/* The "deadlocks" and "parked" members and those before them, each line
+ * "  ...,". */
 void parked_print_json(FILE *out, const struct parked *p);
 void parked_free(struct parked *p);
 

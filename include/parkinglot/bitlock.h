@@ -116,12 +116,16 @@ static inline void
 pl_bitlock_lock(uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit)
 {
 	PL__BITLOCK_CHECK("pl_bitlock_lock", word, locked_bit, parked_bit);
+	PL_CHK_PRE_LOCK(word, 0);
 	uintptr_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
 	if (PL_LIKELY(!(w & locked_bit)) &&
 	    PL_LIKELY(__atomic_compare_exchange_n(word, &w, w | locked_bit,
-	        false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+	        false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))) {
+		PL_CHK_POST_LOCK(word, 0);
 		return;
+	}
 	pl__bitlock_lock_slow(word, sizeof *word, locked_bit, parked_bit);
+	PL_CHK_POST_LOCK(word, 0);
 }
 
 /*
@@ -135,12 +139,16 @@ static inline bool
 pl_bitlock_trylock(uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit)
 {
 	PL__BITLOCK_CHECK("pl_bitlock_trylock", word, locked_bit, parked_bit);
+	PL_CHK_PRE_LOCK(word, PL_CHK_TRY);
 	uintptr_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
 	while (!(w & locked_bit)) {
 		if (__atomic_compare_exchange_n(word, &w, w | locked_bit, true,
-		        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			PL_CHK_POST_LOCK(word, PL_CHK_TRY);
 			return true;
+		}
 	}
+	PL_CHK_POST_LOCK(word, PL_CHK_TRY | PL_CHK_FAILED);
 	return false;
 }
 
@@ -170,6 +178,7 @@ static inline void
 pl_bitlock_unlock(uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit)
 {
 	PL__BITLOCK_CHECK("pl_bitlock_unlock", word, locked_bit, parked_bit);
+	PL_CHK_PRE_UNLOCK(word, 0);
 	pl__bitlock_release(word, locked_bit, parked_bit, false);
 }
 
@@ -185,6 +194,7 @@ pl_bitlock_unlock_fair(
 {
 	PL__BITLOCK_CHECK(
 	    "pl_bitlock_unlock_fair", word, locked_bit, parked_bit);
+	PL_CHK_PRE_UNLOCK(word, 0);
 	pl__bitlock_release(word, locked_bit, parked_bit, true);
 }
 
@@ -201,13 +211,17 @@ pl_bitlock8_lock(
     unsigned char *byte, unsigned char locked_bit, unsigned char parked_bit)
 {
 	PL__BITLOCK_CHECK("pl_bitlock8_lock", byte, locked_bit, parked_bit);
+	PL_CHK_PRE_LOCK(byte, 0);
 	unsigned char b = __atomic_load_n(byte, __ATOMIC_RELAXED);
 	if (PL_LIKELY(!(b & locked_bit)) &&
 	    PL_LIKELY(__atomic_compare_exchange_n(byte, &b,
 	        (unsigned char)(b | locked_bit), false, __ATOMIC_ACQUIRE,
-	        __ATOMIC_RELAXED)))
+	        __ATOMIC_RELAXED))) {
+		PL_CHK_POST_LOCK(byte, 0);
 		return;
+	}
 	pl__bitlock_lock_slow(byte, 1, locked_bit, parked_bit);
+	PL_CHK_POST_LOCK(byte, 0);
 }
 
 /* pl_bitlock8_trylock - pl_bitlock_trylock for a byte: never blocks;
@@ -217,13 +231,17 @@ pl_bitlock8_trylock(
     unsigned char *byte, unsigned char locked_bit, unsigned char parked_bit)
 {
 	PL__BITLOCK_CHECK("pl_bitlock8_trylock", byte, locked_bit, parked_bit);
+	PL_CHK_PRE_LOCK(byte, PL_CHK_TRY);
 	unsigned char b = __atomic_load_n(byte, __ATOMIC_RELAXED);
 	while (!(b & locked_bit)) {
 		if (__atomic_compare_exchange_n(byte, &b,
 		        (unsigned char)(b | locked_bit), true, __ATOMIC_ACQUIRE,
-		        __ATOMIC_RELAXED))
+		        __ATOMIC_RELAXED)) {
+			PL_CHK_POST_LOCK(byte, PL_CHK_TRY);
 			return true;
+		}
 	}
+	PL_CHK_POST_LOCK(byte, PL_CHK_TRY | PL_CHK_FAILED);
 	return false;
 }
 
@@ -240,6 +258,7 @@ pl_bitlock8_unlock(
     unsigned char *byte, unsigned char locked_bit, unsigned char parked_bit)
 {
 	PL__BITLOCK_CHECK("pl_bitlock8_unlock", byte, locked_bit, parked_bit);
+	PL_CHK_PRE_UNLOCK(byte, 0);
 	pl__bitlock8_release(byte, locked_bit, parked_bit, false);
 }
 
@@ -251,8 +270,38 @@ pl_bitlock8_unlock_fair(
 {
 	PL__BITLOCK_CHECK(
 	    "pl_bitlock8_unlock_fair", byte, locked_bit, parked_bit);
+	PL_CHK_PRE_UNLOCK(byte, 0);
 	pl__bitlock8_release(byte, locked_bit, parked_bit, true);
 }
+
+#ifdef PL_CHECKED
+/* Checked mode (defs.h): the timed locks through the hooks too.  The
+ * detector knows a bit lock by its word: bit locks that share a word are
+ * one lock to it. */
+static inline __attribute__((always_inline)) int
+pl__chk_bitlock_timedlock(uintptr_t *word, uintptr_t locked_bit,
+    uintptr_t parked_bit, const struct timespec *deadline)
+{
+	PL_CHK_PRE_LOCK(word, 0);
+	int rc = (pl_bitlock_timedlock)(word, locked_bit, parked_bit, deadline);
+	PL_CHK_POST_LOCK(word, rc ? PL_CHK_FAILED : 0);
+	return rc;
+}
+static inline __attribute__((always_inline)) int
+pl__chk_bitlock8_timedlock(unsigned char *byte, unsigned char locked_bit,
+    unsigned char parked_bit, const struct timespec *deadline)
+{
+	PL_CHK_PRE_LOCK(byte, 0);
+	int rc =
+	    (pl_bitlock8_timedlock)(byte, locked_bit, parked_bit, deadline);
+	PL_CHK_POST_LOCK(byte, rc ? PL_CHK_FAILED : 0);
+	return rc;
+}
+#define pl_bitlock_timedlock(w, l, p, d)                                       \
+	pl__chk_bitlock_timedlock((w), (l), (p), (d))
+#define pl_bitlock8_timedlock(b, l, p, d)                                      \
+	pl__chk_bitlock8_timedlock((b), (l), (p), (d))
+#endif
 
 PL_END_DECLS
 

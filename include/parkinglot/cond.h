@@ -106,6 +106,45 @@ pl_cond_broadcast(pl_cond_t *c)
 	return pl__cond_broadcast_slow(c);
 }
 
+#ifdef PL_CHECKED
+/* Checked mode (defs.h): the mutex half of a wait.  The wait releases m
+ * and takes it back: m leaves the thread's held set before and joins it
+ * again after, as a lock taken while the thread holds whatever else it
+ * held (those edges are real: a lock held across the wait is held while
+ * m is taken again).  The condition variable itself is no lock. */
+static inline __attribute__((always_inline)) void
+pl__chk_cond_wait(pl_cond_t *c, pl_mutex_t *m)
+{
+	PL_CHK_PRE_UNLOCK(m, 0);
+	(pl_cond_wait)(c, m);
+	PL_CHK_PRE_LOCK(m, 0);
+	PL_CHK_POST_LOCK(m, 0);
+}
+static inline __attribute__((always_inline)) int
+pl__chk_cond_timedwait(
+    pl_cond_t *c, pl_mutex_t *m, const struct timespec *deadline)
+{
+	PL_CHK_PRE_UNLOCK(m, 0);
+	int rc = (pl_cond_timedwait)(c, m, deadline);
+	PL_CHK_PRE_LOCK(m, 0);
+	PL_CHK_POST_LOCK(m, 0);
+	return rc;
+}
+static inline __attribute__((always_inline)) int
+pl__chk_cond_clockwait(pl_cond_t *c, pl_mutex_t *m, clockid_t clock,
+    const struct timespec *deadline)
+{
+	PL_CHK_PRE_UNLOCK(m, 0);
+	int rc = (pl_cond_clockwait)(c, m, clock, deadline);
+	PL_CHK_PRE_LOCK(m, 0);
+	PL_CHK_POST_LOCK(m, 0);
+	return rc;
+}
+#define pl_cond_wait(c, m) pl__chk_cond_wait((c), (m))
+#define pl_cond_timedwait(c, m, d) pl__chk_cond_timedwait((c), (m), (d))
+#define pl_cond_clockwait(c, m, k, d) pl__chk_cond_clockwait((c), (m), (k), (d))
+#endif
+
 PL_END_DECLS
 
 #endif /* PARKINGLOT_COND_H */

@@ -69,6 +69,41 @@
 #define PL_TSAN_UNDIVERT(a) ((void)(a))
 #endif
 
+/*
+ * Checked mode (deadlock detection, <parkinglot/deadlock.h>).  A program
+ * built with -DPL_CHECKED routes every lock and unlock of every primitive
+ * through the out-of-line hooks below, called at the same spots as the
+ * TSan annotations above, just outside them (TSan ignores what runs
+ * between an annotated lock's start and end, and the detector
+ * synchronizes with other threads): pre-lock before the attempt (a blocking
+ * lock records there the lock-order edges from every lock the thread holds,
+ * before it can block), post-lock once the lock is held (it joins the
+ * thread's held set; a failed try or timed lock says PL_CHK_FAILED),
+ * pre-unlock before the release (it leaves the held set).  Each hook
+ * costs a call and, while the detector is off at run time, one load and
+ * a predicted branch.  Without PL_CHECKED the macros compile to nothing
+ * and the inline fast paths are exactly those of an unchecked build.
+ * The hooks find the call site themselves (their return address, in the
+ * function the inline lock was inlined into).
+ */
+#define PL_CHK_READ 1u   /* a read (shared) acquisition of a rwlock */
+#define PL_CHK_TRY 2u    /* a trylock: cannot block, records no edge */
+#define PL_CHK_FAILED 4u /* post-lock: the lock was not taken */
+PL_BEGIN_DECLS
+PL_EXPORT void pl__chk_pre_lock(const void *addr, unsigned flags);
+PL_EXPORT void pl__chk_post_lock(const void *addr, unsigned flags);
+PL_EXPORT void pl__chk_pre_unlock(const void *addr, unsigned flags);
+PL_END_DECLS
+#ifdef PL_CHECKED
+#define PL_CHK_PRE_LOCK(a, f) pl__chk_pre_lock((const void *)(a), (f))
+#define PL_CHK_POST_LOCK(a, f) pl__chk_post_lock((const void *)(a), (f))
+#define PL_CHK_PRE_UNLOCK(a, f) pl__chk_pre_unlock((const void *)(a), (f))
+#else
+#define PL_CHK_PRE_LOCK(a, f) ((void)(a), (void)(f))
+#define PL_CHK_POST_LOCK(a, f) ((void)(a), (void)(f))
+#define PL_CHK_PRE_UNLOCK(a, f) ((void)(a), (void)(f))
+#endif
+
 /* Run a slow path diverted (see above). */
 #define PL__DIVERTED(a, call)                                                  \
 	do {                                                                   \

@@ -58,11 +58,13 @@ static inline void
 pl_mutex_lock(pl_mutex_t *m)
 {
 	unsigned char unlocked = 0;
+	PL_CHK_PRE_LOCK(m, 0);
 	PL_TSAN_PRE_LOCK(m, 0);
 	if (PL_UNLIKELY(!__atomic_compare_exchange_n(&m->state, &unlocked,
 	        PL_MUTEX_LOCKED, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
 		PL__DIVERTED(m, pl__mutex_lock_slow(m));
 	PL_TSAN_POST_LOCK(m, 0);
+	PL_CHK_POST_LOCK(m, 0);
 }
 
 /* The CAS loop of pl_mutex_trylock, without annotations (the library's
@@ -89,10 +91,12 @@ pl__mutex_trylock_raw(pl_mutex_t *m)
 static inline bool
 pl_mutex_trylock(pl_mutex_t *m)
 {
+	PL_CHK_PRE_LOCK(m, PL_CHK_TRY);
 	PL_TSAN_PRE_LOCK(m, PL_TSAN_TRY);
 	bool ok = pl__mutex_trylock_raw(m);
 	PL_TSAN_POST_LOCK(
 	    m, ok ? PL_TSAN_TRY : PL_TSAN_TRY | PL_TSAN_TRY_FAILED);
+	PL_CHK_POST_LOCK(m, ok ? PL_CHK_TRY : PL_CHK_TRY | PL_CHK_FAILED);
 	return ok;
 }
 
@@ -134,6 +138,7 @@ pl_mutex_unlock(pl_mutex_t *m)
 	if (!(__atomic_load_n(&m->state, __ATOMIC_RELAXED) & PL_MUTEX_LOCKED))
 		pl__mutex_unlock_slow(m, false);
 #endif
+	PL_CHK_PRE_UNLOCK(m, 0);
 	PL_TSAN_PRE_UNLOCK(m, 0);
 	if (PL_UNLIKELY(!__atomic_compare_exchange_n(&m->state, &locked, 0,
 	        false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
@@ -148,6 +153,37 @@ pl_mutex_unlock(pl_mutex_t *m)
  * switch per hand-off; use it where a waiter must not be overtaken.
  */
 PL_EXPORT void pl_mutex_unlock_fair(pl_mutex_t *m);
+
+#ifdef PL_CHECKED
+/* Checked mode (defs.h): the out-of-line calls through the hooks too.
+ * Always inlined, so that the hooks see the caller's call site. */
+static inline __attribute__((always_inline)) int
+pl__chk_mutex_clocklock(
+    pl_mutex_t *m, clockid_t clock, const struct timespec *deadline)
+{
+	PL_CHK_PRE_LOCK(m, 0);
+	int rc = (pl_mutex_clocklock)(m, clock, deadline);
+	PL_CHK_POST_LOCK(m, rc ? PL_CHK_FAILED : 0);
+	return rc;
+}
+static inline __attribute__((always_inline)) int
+pl__chk_mutex_timedlock(pl_mutex_t *m, const struct timespec *deadline)
+{
+	PL_CHK_PRE_LOCK(m, 0);
+	int rc = (pl_mutex_timedlock)(m, deadline);
+	PL_CHK_POST_LOCK(m, rc ? PL_CHK_FAILED : 0);
+	return rc;
+}
+static inline __attribute__((always_inline)) void
+pl__chk_mutex_unlock_fair(pl_mutex_t *m)
+{
+	PL_CHK_PRE_UNLOCK(m, 0);
+	(pl_mutex_unlock_fair)(m);
+}
+#define pl_mutex_clocklock(m, c, d) pl__chk_mutex_clocklock((m), (c), (d))
+#define pl_mutex_timedlock(m, d) pl__chk_mutex_timedlock((m), (d))
+#define pl_mutex_unlock_fair(m) pl__chk_mutex_unlock_fair(m)
+#endif
 
 /* pl_mutex_is_locked - whether m is held by some thread right now (a
  * relaxed load: a hint, stale as soon as it returns). */

@@ -126,6 +126,23 @@ pl_rmutex_trylock(pl_rmutex_t *m)
 PL_EXPORT int pl_rmutex_timedlock(
     pl_rmutex_t *m, const struct timespec *deadline);
 
+#ifdef PL_CHECKED
+/* Checked mode (defs.h): the hooks see an rmutex as its pl_mutex_t (the
+ * same address), through the inline calls above; a recursive lock is
+ * none of theirs, since the thread holds the rmutex already. */
+static inline __attribute__((always_inline)) int
+pl__chk_rmutex_timedlock(pl_rmutex_t *m, const struct timespec *deadline)
+{
+	if (__atomic_load_n(&m->owner, __ATOMIC_RELAXED) == pl__rmutex_self())
+		return (pl_rmutex_timedlock)(m, deadline);
+	PL_CHK_PRE_LOCK(m, 0);
+	int rc = (pl_rmutex_timedlock)(m, deadline);
+	PL_CHK_POST_LOCK(m, rc ? PL_CHK_FAILED : 0);
+	return rc;
+}
+#define pl_rmutex_timedlock(m, d) pl__chk_rmutex_timedlock((m), (d))
+#endif
+
 /*
  * pl_rmutex_unlock - undo one lock of m by the calling thread.
  *

@@ -96,10 +96,13 @@ pl__rwlock_tryrdlock_raw(pl_rwlock_t *l)
 static inline bool
 pl_rwlock_tryrdlock(pl_rwlock_t *l)
 {
+	PL_CHK_PRE_LOCK(l, PL_CHK_READ | PL_CHK_TRY);
 	PL_TSAN_PRE_LOCK(l, PL_TSAN_READ | PL_TSAN_TRY);
 	bool ok = pl__rwlock_tryrdlock_raw(l);
 	PL_TSAN_POST_LOCK(
 	    l, PL_TSAN_READ | PL_TSAN_TRY | (ok ? 0 : PL_TSAN_TRY_FAILED));
+	PL_CHK_POST_LOCK(
+	    l, PL_CHK_READ | PL_CHK_TRY | (ok ? 0 : PL_CHK_FAILED));
 	return ok;
 }
 
@@ -111,10 +114,12 @@ pl_rwlock_tryrdlock(pl_rwlock_t *l)
 static inline void
 pl_rwlock_rdlock(pl_rwlock_t *l)
 {
+	PL_CHK_PRE_LOCK(l, PL_CHK_READ);
 	PL_TSAN_PRE_LOCK(l, PL_TSAN_READ);
 	if (PL_UNLIKELY(!pl__rwlock_tryrdlock_raw(l)))
 		PL__DIVERTED(l, pl__rwlock_rdlock_slow(l, NULL));
 	PL_TSAN_POST_LOCK(l, PL_TSAN_READ);
+	PL_CHK_POST_LOCK(l, PL_CHK_READ);
 }
 
 /*
@@ -142,6 +147,7 @@ pl_rwlock_rdunlock(pl_rwlock_t *l)
 	if (s < PL_RWLOCK_ONE_READER) /* misuse: ours before TSan's report */
 		pl__rwlock_rdunlock_slow(l);
 #endif
+	PL_CHK_PRE_UNLOCK(l, PL_CHK_READ);
 	PL_TSAN_PRE_UNLOCK(l, PL_TSAN_READ);
 	/* Fast only while other readers remain or nobody waits. */
 	while (s >= 2 * PL_RWLOCK_ONE_READER ||
@@ -178,9 +184,11 @@ pl__rwlock_trywrlock_raw(pl_rwlock_t *l)
 static inline bool
 pl_rwlock_trywrlock(pl_rwlock_t *l)
 {
+	PL_CHK_PRE_LOCK(l, PL_CHK_TRY);
 	PL_TSAN_PRE_LOCK(l, PL_TSAN_TRY);
 	bool ok = pl__rwlock_trywrlock_raw(l);
 	PL_TSAN_POST_LOCK(l, PL_TSAN_TRY | (ok ? 0 : PL_TSAN_TRY_FAILED));
+	PL_CHK_POST_LOCK(l, PL_CHK_TRY | (ok ? 0 : PL_CHK_FAILED));
 	return ok;
 }
 
@@ -192,11 +200,13 @@ static inline void
 pl_rwlock_wrlock(pl_rwlock_t *l)
 {
 	uintptr_t unlocked = 0;
+	PL_CHK_PRE_LOCK(l, 0);
 	PL_TSAN_PRE_LOCK(l, 0);
 	if (PL_UNLIKELY(!__atomic_compare_exchange_n(&l->state, &unlocked,
 	        PL_RWLOCK_WRITER, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
 		PL__DIVERTED(l, pl__rwlock_wrlock_slow(l, NULL));
 	PL_TSAN_POST_LOCK(l, 0);
+	PL_CHK_POST_LOCK(l, 0);
 }
 
 /*
@@ -225,12 +235,52 @@ pl_rwlock_wrunlock(pl_rwlock_t *l)
 	if (!(__atomic_load_n(&l->state, __ATOMIC_RELAXED) & PL_RWLOCK_WRITER))
 		pl__rwlock_wrunlock_slow(l);
 #endif
+	PL_CHK_PRE_UNLOCK(l, 0);
 	PL_TSAN_PRE_UNLOCK(l, 0);
 	if (PL_UNLIKELY(!__atomic_compare_exchange_n(&l->state, &locked, 0,
 	        false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
 		PL__DIVERTED(l, pl__rwlock_wrunlock_slow(l));
 	PL_TSAN_POST_UNLOCK(l, 0);
 }
+
+#ifdef PL_CHECKED
+/* Checked mode (defs.h): the out-of-line calls through the hooks too. */
+#define PL__CHK_RWLOCK_TIMED(name, flags, ...)                                 \
+	do {                                                                   \
+		PL_CHK_PRE_LOCK(l, flags);                                     \
+		int rc = (name)(__VA_ARGS__);                                  \
+		PL_CHK_POST_LOCK(l, (flags) | (rc ? PL_CHK_FAILED : 0));       \
+		return rc;                                                     \
+	} while (0)
+static inline __attribute__((always_inline)) int
+pl__chk_rwlock_timedrdlock(pl_rwlock_t *l, const struct timespec *deadline)
+{
+	PL__CHK_RWLOCK_TIMED(pl_rwlock_timedrdlock, PL_CHK_READ, l, deadline);
+}
+static inline __attribute__((always_inline)) int
+pl__chk_rwlock_clockrdlock(
+    pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
+{
+	PL__CHK_RWLOCK_TIMED(
+	    pl_rwlock_clockrdlock, PL_CHK_READ, l, clock, deadline);
+}
+static inline __attribute__((always_inline)) int
+pl__chk_rwlock_timedwrlock(pl_rwlock_t *l, const struct timespec *deadline)
+{
+	PL__CHK_RWLOCK_TIMED(pl_rwlock_timedwrlock, 0u, l, deadline);
+}
+static inline __attribute__((always_inline)) int
+pl__chk_rwlock_clockwrlock(
+    pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
+{
+	PL__CHK_RWLOCK_TIMED(pl_rwlock_clockwrlock, 0u, l, clock, deadline);
+}
+#undef PL__CHK_RWLOCK_TIMED
+#define pl_rwlock_timedrdlock(l, d) pl__chk_rwlock_timedrdlock((l), (d))
+#define pl_rwlock_clockrdlock(l, c, d) pl__chk_rwlock_clockrdlock((l), (c), (d))
+#define pl_rwlock_timedwrlock(l, d) pl__chk_rwlock_timedwrlock((l), (d))
+#define pl_rwlock_clockwrlock(l, c, d) pl__chk_rwlock_clockwrlock((l), (c), (d))
+#endif
 
 PL_END_DECLS
 

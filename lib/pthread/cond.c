@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "deadlock.h"
 #include "dropin.h"
 
 static inline struct dc *
@@ -125,9 +126,29 @@ wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	return rc;
 }
 
+/*
+ * The deadlock detector (deadlock.h), on at run time: the mutex leaves
+ * the thread's held set for the wait and joins it again after, as a lock
+ * taken while the thread holds what else it held.  The wait itself (the
+ * condition variable) is no lock.  pc and cfa: the call site.
+ */
+static __attribute__((noinline, cold)) int
+checked_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+    const struct timespec *deadline, const void *pc, const void *cfa)
+{
+	pl__chk_pre_unlock_at(m, 0);
+	int rc = wait(c, m, clock, deadline);
+	pl__chk_pre_lock_at(m, 0, pc, cfa);
+	pl__chk_post_lock_at(m, 0, pc, cfa);
+	return rc;
+}
+
 int
 pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
+	if (PL_UNLIKELY(pli_deadlock_checking()))
+		return checked_wait(c, m, CLOCK_MONOTONIC, NULL,
+		    __builtin_return_address(0), __builtin_dwarf_cfa());
 	return wait(c, m, CLOCK_MONOTONIC, NULL);
 }
 
@@ -139,6 +160,9 @@ pthread_cond_timedwait(
 		return EINVAL;
 	clockid_t clock =
 	    dc_flags(c) & DC_MONOTONIC ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+	if (PL_UNLIKELY(pli_deadlock_checking()))
+		return checked_wait(c, m, clock, deadline,
+		    __builtin_return_address(0), __builtin_dwarf_cfa());
 	return wait(c, m, clock, deadline);
 }
 
@@ -148,5 +172,8 @@ pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 {
 	if (!dropin_nsec_ok(deadline) || !dropin_clock_ok(clock))
 		return EINVAL;
+	if (PL_UNLIKELY(pli_deadlock_checking()))
+		return checked_wait(c, m, clock, deadline,
+		    __builtin_return_address(0), __builtin_dwarf_cfa());
 	return wait(c, m, clock, deadline);
 }

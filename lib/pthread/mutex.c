@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/single_threaded.h>
 
+#include "deadlock.h"
 #include "dropin.h"
 
 int
@@ -156,8 +157,8 @@ single_threaded(void)
 #endif
 }
 
-int
-pthread_mutex_lock(pthread_mutex_t *m)
+static inline int
+mutex_lock(pthread_mutex_t *m)
 {
 	int kind = dm_kind(m);
 	if (PL_LIKELY(kind == PTHREAD_MUTEX_NORMAL ||
@@ -176,8 +177,8 @@ pthread_mutex_lock(pthread_mutex_t *m)
 	return lock_kind(m, kind, LOCK, CLOCK_REALTIME, NULL);
 }
 
-int
-pthread_mutex_trylock(pthread_mutex_t *m)
+static inline int
+mutex_trylock(pthread_mutex_t *m)
 {
 	int kind = dm_kind(m);
 	if (PL_LIKELY(kind == PTHREAD_MUTEX_NORMAL ||
@@ -190,12 +191,10 @@ pthread_mutex_trylock(pthread_mutex_t *m)
 	return lock_kind(m, kind, TRY, CLOCK_REALTIME, NULL);
 }
 
-int
-pthread_mutex_clocklock(
+static inline int
+mutex_clocklock(
     pthread_mutex_t *m, clockid_t clock, const struct timespec *deadline)
 {
-	if (!dropin_clock_ok(clock))
-		return EINVAL;
 	int kind = dm_kind(m);
 	if (PL_LIKELY(kind == PTHREAD_MUTEX_NORMAL ||
 	        kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {
@@ -208,10 +207,77 @@ pthread_mutex_clocklock(
 	return lock_kind(m, kind, TIMED, clock, deadline);
 }
 
+/*
+ * The deadlock detector (deadlock.h), on at run time: every lock and
+ * unlock goes through its hooks, here rather than in the fast paths
+ * below, which pay one predicted branch for it.  A mutex is known to the
+ * detector by its address (its pl_mutex_t's).  Locking a recursive mutex
+ * the caller owns, or unlocking it but the last time, is no acquisition
+ * or release.  pc and cfa: the call site in the program.
+ */
+static bool
+relocking(pthread_mutex_t *m)
+{
+	int kind = dm_kind(m);
+	return !dm_is_glibc(kind) && kind != DM_DESTROYED &&
+	    (kind & 3) == PTHREAD_MUTEX_RECURSIVE &&
+	    owner(dm(m)) == pthread_self();
+}
+
+static __attribute__((noinline, cold)) int
+checked_lock(pthread_mutex_t *m, enum how how, clockid_t clock,
+    const struct timespec *deadline, const void *pc, const void *cfa)
+{
+	if (relocking(m))
+		return how == LOCK ? mutex_lock(m)
+		    : how == TRY   ? mutex_trylock(m)
+		                   : mutex_clocklock(m, clock, deadline);
+	unsigned f = how == TRY ? PL_CHK_TRY : 0;
+	pl__chk_pre_lock_at(m, f, pc, cfa);
+	int rc = how == LOCK ? mutex_lock(m)
+	    : how == TRY     ? mutex_trylock(m)
+	                     : mutex_clocklock(m, clock, deadline);
+	pl__chk_post_lock_at(m, f | (rc ? PL_CHK_FAILED : 0), pc, cfa);
+	return rc;
+}
+
+int
+pthread_mutex_lock(pthread_mutex_t *m)
+{
+	if (PL_UNLIKELY(pli_deadlock_checking()))
+		return checked_lock(m, LOCK, CLOCK_REALTIME, NULL,
+		    __builtin_return_address(0), __builtin_dwarf_cfa());
+	return mutex_lock(m);
+}
+
+int
+pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	if (PL_UNLIKELY(pli_deadlock_checking()))
+		return checked_lock(m, TRY, CLOCK_REALTIME, NULL,
+		    __builtin_return_address(0), __builtin_dwarf_cfa());
+	return mutex_trylock(m);
+}
+
+int
+pthread_mutex_clocklock(
+    pthread_mutex_t *m, clockid_t clock, const struct timespec *deadline)
+{
+	if (!dropin_clock_ok(clock))
+		return EINVAL;
+	if (PL_UNLIKELY(pli_deadlock_checking()))
+		return checked_lock(m, TIMED, clock, deadline,
+		    __builtin_return_address(0), __builtin_dwarf_cfa());
+	return mutex_clocklock(m, clock, deadline);
+}
+
 int
 pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *deadline)
 {
-	return pthread_mutex_clocklock(m, CLOCK_REALTIME, deadline);
+	if (PL_UNLIKELY(pli_deadlock_checking()))
+		return checked_lock(m, TIMED, CLOCK_REALTIME, deadline,
+		    __builtin_return_address(0), __builtin_dwarf_cfa());
+	return mutex_clocklock(m, CLOCK_REALTIME, deadline);
 }
 
 static __attribute__((noinline)) int
@@ -237,8 +303,8 @@ unlock_kind(pthread_mutex_t *m, int kind)
 	return 0;
 }
 
-int
-pthread_mutex_unlock(pthread_mutex_t *m)
+static inline int
+mutex_unlock(pthread_mutex_t *m)
 {
 	int kind = dm_kind(m);
 	if (PL_LIKELY(kind == PTHREAD_MUTEX_NORMAL ||
@@ -260,6 +326,22 @@ pthread_mutex_unlock(pthread_mutex_t *m)
 		return 0;
 	}
 	return unlock_kind(m, kind);
+}
+
+static __attribute__((noinline, cold)) int
+checked_unlock(pthread_mutex_t *m)
+{
+	if (!relocking(m) || dm(m)->count <= 1)
+		pl__chk_pre_unlock_at(m, 0);
+	return mutex_unlock(m);
+}
+
+int
+pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	if (PL_UNLIKELY(pli_deadlock_checking()))
+		return checked_unlock(m);
+	return mutex_unlock(m);
 }
 
 /* For a condition wait: the caller must hold m if its kind keeps an

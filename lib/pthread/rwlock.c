@@ -44,6 +44,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "deadlock.h"
 #include "dropin.h"
 
 static inline struct drw *
@@ -296,21 +297,49 @@ wrlock(pthread_rwlock_t *l, enum how how, clockid_t clock,
 	return wrlock_slow(d, how, clock, deadline);
 }
 
+/*
+ * The deadlock detector (deadlock.h), on at run time: every lock and
+ * unlock through its hooks, the lock known by its address.  pc and cfa:
+ * the call site.
+ */
+static __attribute__((noinline, cold)) int
+checked_lock(pthread_rwlock_t *l, bool rd, enum how how, clockid_t clock,
+    const struct timespec *deadline, const void *pc, const void *cfa)
+{
+	unsigned f = (rd ? PL_CHK_READ : 0) | (how == TRY ? PL_CHK_TRY : 0);
+	pl__chk_pre_lock_at(l, f, pc, cfa);
+	int rc = rd ? rdlock(l, how, clock, deadline)
+	            : wrlock(l, how, clock, deadline);
+	pl__chk_post_lock_at(l, f | (rc ? PL_CHK_FAILED : 0), pc, cfa);
+	return rc;
+}
+
+#define CHECKED(rd, how, clock, deadline)                                      \
+	do {                                                                   \
+		if (PL_UNLIKELY(pli_deadlock_checking()))                      \
+			return checked_lock(l, rd, how, clock, deadline,       \
+			    __builtin_return_address(0),                       \
+			    __builtin_dwarf_cfa());                            \
+	} while (0)
+
 int
 pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
+	CHECKED(true, LOCK, CLOCK_REALTIME, NULL);
 	return rdlock(l, LOCK, CLOCK_REALTIME, NULL);
 }
 
 int
 pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
 {
+	CHECKED(true, TRY, CLOCK_REALTIME, NULL);
 	return rdlock(l, TRY, CLOCK_REALTIME, NULL);
 }
 
 int
 pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *deadline)
 {
+	CHECKED(true, TIMED, CLOCK_REALTIME, deadline);
 	return rdlock(l, TIMED, CLOCK_REALTIME, deadline);
 }
 
@@ -318,24 +347,28 @@ int
 pthread_rwlock_clockrdlock(
     pthread_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
 {
+	CHECKED(true, TIMED, clock, deadline);
 	return rdlock(l, TIMED, clock, deadline);
 }
 
 int
 pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
+	CHECKED(false, LOCK, CLOCK_REALTIME, NULL);
 	return wrlock(l, LOCK, CLOCK_REALTIME, NULL);
 }
 
 int
 pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 {
+	CHECKED(false, TRY, CLOCK_REALTIME, NULL);
 	return wrlock(l, TRY, CLOCK_REALTIME, NULL);
 }
 
 int
 pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *deadline)
 {
+	CHECKED(false, TIMED, CLOCK_REALTIME, deadline);
 	return wrlock(l, TIMED, CLOCK_REALTIME, deadline);
 }
 
@@ -343,13 +376,23 @@ int
 pthread_rwlock_clockwrlock(
     pthread_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
 {
+	CHECKED(false, TIMED, clock, deadline);
 	return wrlock(l, TIMED, clock, deadline);
+}
+
+static __attribute__((noinline, cold)) void
+checked_unlock(pthread_rwlock_t *l)
+{
+	pthread_t w = writer(drw(l));
+	pl__chk_pre_unlock_at(l, w != 0 && w == me() ? 0 : PL_CHK_READ);
 }
 
 int
 pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
 	struct drw *d = drw(l);
+	if (PL_UNLIKELY(pli_deadlock_checking()))
+		checked_unlock(l);
 	if (PL_UNLIKELY(is_glibc(l)))
 		return REAL(pthread_rwlock_unlock)(l);
 	pthread_t w = writer(d); /* 0 while readers hold it */

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The deadlock detector's entry points for the layers built on the
+ * library that cannot be rebuilt with PL_CHECKED: the drop-in
+ * (lib/pthread) feeds the same detector at run time through them.  The
+ * public side is <parkinglot/deadlock.h>; the hooks of checked builds are
+ * declared in <parkinglot/defs.h>.  Defined in deadlock.c.
+ */
+#ifndef PARKINGLOT_DEADLOCK_INTERNAL_H
+#define PARKINGLOT_DEADLOCK_INTERNAL_H
+
+#include <stdbool.h>
+
+#include <parkinglot/defs.h>
+
+/* The mode in force (PL_DEADLOCK_OFF, _REPORT, _ABORT of
+ * <parkinglot/deadlock.h>): nonzero only once the graph exists, so that a
+ * hook that sees it set may use the graph.  Written by pl_deadlock_set
+ * (and the constructor that reads PARKINGLOT_DEADLOCK), read relaxed. */
+PL_EXPORT extern int pl__deadlock_on;
+
+/* The hooks of <parkinglot/defs.h> with the call site given: pc is the
+ * return address into the function that asked for the lock, cfa the stack
+ * pointer at that call (__builtin_dwarf_cfa() of the function called), so
+ * that a report can tell which of a later stack's frames the acquisition
+ * shares.  flags: PL_CHK_READ, PL_CHK_TRY, PL_CHK_FAILED. */
+PL_EXPORT void pl__chk_pre_lock_at(
+    const void *addr, unsigned flags, const void *pc, const void *cfa);
+PL_EXPORT void pl__chk_post_lock_at(
+    const void *addr, unsigned flags, const void *pc, const void *cfa);
+PL_EXPORT void pl__chk_pre_unlock_at(const void *addr, unsigned flags);
+
+/* Whether the detector is on: one load and a predicted branch, for the
+ * drop-in's functions to test before anything else. */
+static inline bool
+pli_deadlock_checking(void)
+{
+	return __builtin_expect(
+	    __atomic_load_n(&pl__deadlock_on, __ATOMIC_RELAXED) != 0, 0);
+}
+
+#endif /* PARKINGLOT_DEADLOCK_INTERNAL_H */
