@@ -173,19 +173,7 @@ static __thread struct held {
 	unsigned char read[HELD_MAX];
 } me;
 
-/* &me, for the hooks: one load from the thread pointer (initial-exec,
- * eight bytes of static TLS) where &me costs a call of __tls_get_addr in
- * a shared library. */
-static __thread struct held *me_p __attribute__((tls_model("initial-exec")));
-
 static bool held_warned;
-
-static __attribute__((noinline)) struct held *
-my_held_first(void)
-{
-	me_p = &me;
-	return me_p;
-}
 
 static void
 warn_once(bool *flag, const char *fmt, ...)
@@ -206,9 +194,7 @@ warn_once(bool *flag, const char *fmt, ...)
 static inline struct held *
 my_held(void)
 {
-	struct held *t = me_p;
-	if (__builtin_expect(t == NULL, 0))
-		t = my_held_first();
+	struct held *t = &me; /* a TLS descriptor's call (configure.ac) */
 	uint32_t e = __atomic_load_n(&epoch, __ATOMIC_RELAXED);
 	if (__builtin_expect(t->epoch != e, 0)) {
 		t->epoch = e;
