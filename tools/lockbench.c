@@ -896,6 +896,14 @@ main(int argc, char **argv)
 		printf("drop-in: %s (the targets below are glibc's; here they "
 		       "compare pl with the drop-in)\n",
 		    getenv(DROPIN_ENV));
+#ifdef PL_CHECKED
+	/* tools/lockbench-checked: the pl rows go through the deadlock
+	 * detector's hooks; it is on unless PARKINGLOT_DEADLOCK says. */
+	if (getenv("PARKINGLOT_DEADLOCK") == NULL)
+		pl_deadlock_set(PL_DEADLOCK_REPORT);
+	printf("checked build (-DPL_CHECKED), deadlock detector %s\n",
+	    pl_deadlock_get() == PL_DEADLOCK_OFF ? "off" : "on");
+#endif
 	fflush(stdout);
 	fprintf(stderr, "lockbench: expected duration %s\n", dur);
 	if (dry_run)
