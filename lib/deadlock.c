@@ -80,6 +80,7 @@
 
 #include "deadlock.h"
 #include "events.h"
+#include "export.h"
 #include "platform.h"
 #include "wordlock.h"
 
@@ -794,40 +795,6 @@ dw_fill(void)
 	dw.ok = true;
 }
 
-/* A line of /proc/self/maps from fd, through buf (lines too long for
- * line are cut); false at the end. */
-struct maps_in {
-	int fd;
-	size_t pos, len;
-	char buf[4096];
-};
-
-static bool
-maps_line(struct maps_in *r, char *line, size_t cap)
-{
-	size_t n = 0;
-	for (;;) {
-		if (r->pos == r->len) {
-			ssize_t got = read(r->fd, r->buf, sizeof r->buf);
-			if (got < 0 && errno == EINTR)
-				continue;
-			if (got <= 0) {
-				line[n] = '\0';
-				return n > 0;
-			}
-			r->pos = 0;
-			r->len = (size_t)got;
-		}
-		char c = r->buf[r->pos++];
-		if (c == '\n') {
-			line[n] = '\0';
-			return true;
-		}
-		if (n + 1 < cap)
-			line[n++] = c;
-	}
-}
-
 /*
  * This process's modules as they are mapped now, or NULL.  A module is a
  * file's private mappings and the anonymous ones right after them: its
@@ -841,7 +808,7 @@ dw_open(void)
 	dw_load();
 	if (!dw.ok)
 		return NULL;
-	static struct maps_in r;
+	static struct pli_maps_reader r;
 	r.fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (r.fd < 0)
 		return NULL;
@@ -855,21 +822,10 @@ dw_open(void)
 	static char line[4096 + 128], cur[4096];
 	uint64_t lo = 0, hi = 0;
 	cur[0] = '\0';
-	while (maps_line(&r, line, sizeof line)) {
-		char *p;
-		uint64_t start = strtoull(line, &p, 16);
-		uint64_t end = *p == '-' ? strtoull(p + 1, &p, 16) : 0;
-		while (*p == ' ')
-			p++;
-		bool private = strlen(p) > 4 && p[3] == 'p';
-		for (int f = 0; f < 4; f++) { /* perms, offset, dev, inode */
-			while (*p == ' ')
-				p++;
-			while (*p && *p != ' ')
-				p++;
-		}
-		while (*p == ' ')
-			p++;
+	while (pli_maps_line(&r, line, sizeof line)) {
+		uint64_t start, end;
+		bool private;
+		const char *p = plx_maps_parse(line, &start, &end, &private);
 		bool file =
 		    *p == '/' && private && strstr(p, " (deleted)") == NULL;
 		if (cur[0] && start == hi &&

@@ -815,15 +815,9 @@ export_stop(void)
 	return 0;
 }
 
-/* /proc/self/maps, a line at a time (lines too long for buf are cut). */
-struct maps_reader {
-	int fd;
-	size_t pos, len;
-	char buf[4096];
-};
-
-static bool
-maps_line(struct maps_reader *r, char *line, size_t cap)
+/* export.h */
+bool
+pli_maps_line(struct pli_maps_reader *r, char *line, size_t cap)
 {
 	size_t n = 0;
 	for (;;) {
@@ -894,7 +888,7 @@ save_maps(struct plx_shm *s)
 	static uint64_t
 	    addrs[PLX_NSLOTS + PLX_NSTACKS * PLX_DEPTH + PLX_NTHREADS];
 	static char line[4096 + 128]; /* PATH_MAX, and the fields before */
-	static struct maps_reader r;
+	static struct pli_maps_reader r;
 	uint64_t files[MAPS_FILES];
 	size_t na = 0, nf = 0, i = 0, len = 0;
 	for (size_t k = 0; k < PLX_NSLOTS; k++) {
@@ -925,7 +919,7 @@ save_maps(struct plx_shm *s)
 		return;
 	r.pos = r.len = 0;
 	uint64_t file = 0; /* hash of the file mapped last, 0: none */
-	while (i < na && maps_line(&r, line, sizeof line)) {
+	while (i < na && pli_maps_line(&r, line, sizeof line)) {
 		uint64_t start, end;
 		bool private;
 		const char *path = plx_maps_parse(line, &start, &end, &private);
@@ -957,7 +951,7 @@ save_maps(struct plx_shm *s)
 	r.pos = r.len = 0;
 	bool kept = false; /* the line before was saved */
 	uint64_t prev_end = 0;
-	while (maps_line(&r, line, sizeof line)) {
+	while (pli_maps_line(&r, line, sizeof line)) {
 		uint64_t start, end;
 		bool private;
 		const char *path = plx_maps_parse(line, &start, &end, &private);

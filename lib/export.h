@@ -374,4 +374,14 @@ plx_maps_parse(const char *line, uint64_t *start, uint64_t *end, bool *private)
 	return p;
 }
 
+/* The library's reader of /proc/self/maps (export.c; the deadlock
+ * detector's namer uses it too): a line at a time into line, cut at cap;
+ * false at the end of the file. */
+struct pli_maps_reader {
+	int fd;
+	size_t pos, len;
+	char buf[4096];
+};
+bool pli_maps_line(struct pli_maps_reader *r, char *line, size_t cap);
+
 #endif /* PARKINGLOT_EXPORT_H */
