@@ -196,6 +196,9 @@ static inline struct held *
 my_held(void)
 {
 	struct held *t = &me; /* a TLS descriptor's call (configure.ac) */
+	/* Once per hook: keep the compiler from asking for &me again after
+	 * every call the hook makes. */
+	__asm__("" : "+r"(t));
 	uint32_t e = __atomic_load_n(&epoch, __ATOMIC_RELAXED);
 	if (__builtin_expect(t->epoch != e, 0)) {
 		t->epoch = e;
@@ -609,11 +612,9 @@ record(struct held *t, uintptr_t b, bool b_read, uintptr_t pc)
 
 /* ---- the hooks -------------------------------------------------------- */
 
-void
-pl__chk_pre_lock_at(
-    const void *addr, unsigned flags, const void *pc, const void *cfa)
+static inline void
+pre_lock(const void *addr, unsigned flags, const void *pc)
 {
-	(void)cfa;
 	if (__builtin_expect(
 	        __atomic_load_n(&pl__deadlock_on, __ATOMIC_ACQUIRE) == 0, 1))
 		return;
@@ -633,9 +634,8 @@ pl__chk_pre_lock_at(
 	}
 }
 
-void
-pl__chk_post_lock_at(
-    const void *addr, unsigned flags, const void *pc, const void *cfa)
+static inline void
+post_lock(const void *addr, unsigned flags, const void *pc, const void *cfa)
 {
 	if (__builtin_expect(
 	        __atomic_load_n(&pl__deadlock_on, __ATOMIC_RELAXED) == 0, 1))
@@ -664,10 +664,9 @@ pl__chk_post_lock_at(
 	publish(t);
 }
 
-void
-pl__chk_pre_unlock_at(const void *addr, unsigned flags)
+static inline void
+pre_unlock(const void *addr)
 {
-	(void)flags;
 	if (__builtin_expect(
 	        __atomic_load_n(&pl__deadlock_on, __ATOMIC_RELAXED) == 0, 1))
 		return;
@@ -699,26 +698,51 @@ pl__chk_pre_unlock_at(const void *addr, unsigned flags)
 	}
 }
 
-/* The hooks of checked builds (defs.h): the call site is the return
- * address, into the function the inline lock was inlined into. */
+void
+pl__chk_pre_lock_at(
+    const void *addr, unsigned flags, const void *pc, const void *cfa)
+{
+	(void)cfa;
+	pre_lock(addr, flags, pc);
+}
+
+void
+pl__chk_post_lock_at(
+    const void *addr, unsigned flags, const void *pc, const void *cfa)
+{
+	post_lock(addr, flags, pc, cfa);
+}
+
+void
+pl__chk_pre_unlock_at(const void *addr, unsigned flags)
+{
+	(void)flags;
+	pre_unlock(addr);
+}
+
+/* The hooks of checked builds (defs.h), called only while the detector is
+ * on (the header tests pl__deadlock_on first).  The call site is the
+ * return address, into the function the inline lock was inlined into.
+ * Each is one call from the program, with nothing between it and the
+ * work: these calls are what checked mode costs (BENCHMARKS.md). */
 __attribute__((noinline)) void
 pl__chk_pre_lock(const void *addr, unsigned flags)
 {
-	pl__chk_pre_lock_at(
-	    addr, flags, __builtin_return_address(0), __builtin_dwarf_cfa());
+	pre_lock(addr, flags, __builtin_return_address(0));
 }
 
 __attribute__((noinline)) void
 pl__chk_post_lock(const void *addr, unsigned flags)
 {
-	pl__chk_post_lock_at(
+	post_lock(
 	    addr, flags, __builtin_return_address(0), __builtin_dwarf_cfa());
 }
 
 void
 pl__chk_pre_unlock(const void *addr, unsigned flags)
 {
-	pl__chk_pre_unlock_at(addr, flags);
+	(void)flags;
+	pre_unlock(addr);
 }
 
 /* ---- naming, for the reports (report_lock) ---------------------------- */

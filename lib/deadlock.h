@@ -13,11 +13,14 @@
 
 #include <parkinglot/defs.h>
 
-/* The mode in force (PL_DEADLOCK_OFF, _REPORT, _ABORT of
+/* pl__deadlock_on (declared in <parkinglot/defs.h>, which tests it
+ * inline) is the mode in force (PL_DEADLOCK_OFF, _REPORT, _ABORT of
  * <parkinglot/deadlock.h>): nonzero only once the graph exists, so that a
  * hook that sees it set may use the graph.  Written by pl_deadlock_set
- * (and the constructor that reads PARKINGLOT_DEADLOCK), read relaxed. */
-PL_EXPORT extern int pl__deadlock_on;
+ * (and the constructor that reads PARKINGLOT_DEADLOCK), read relaxed.  The
+ * library reads it through the GOT like any program: a program built
+ * without -fPIE has it copied into its own data by a copy relocation, and
+ * the library's writes must go to that copy. */
 
 /* The hooks of <parkinglot/defs.h> with the call site given: pc is the
  * return address into the function that asked for the lock, cfa the stack

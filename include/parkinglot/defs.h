@@ -79,25 +79,35 @@
  * lock records there the lock-order edges from every lock the thread holds,
  * before it can block), post-lock once the lock is held (it joins the
  * thread's held set; a failed try or timed lock says PL_CHK_FAILED),
- * pre-unlock before the release (it leaves the held set).  Each hook
- * costs a call and, while the detector is off at run time, one load and
- * a predicted branch.  Without PL_CHECKED the macros compile to nothing
- * and the inline fast paths are exactly those of an unchecked build.
- * The hooks find the call site themselves (their return address, in the
- * function the inline lock was inlined into).
+ * pre-unlock before the release (it leaves the held set).  Each hook is
+ * called only while the detector is on at run time (pl__deadlock_on, the
+ * mode of pl_deadlock_get, nonzero only once the detector's graph exists):
+ * with the detector off a checked build pays one load and a predicted
+ * branch per hook, and no call, which would keep the processor from
+ * overlapping the lock's cache miss with those of the critical section.
+ * Without PL_CHECKED the macros compile to nothing and the inline fast
+ * paths are exactly those of an unchecked build.  The hooks find the call
+ * site themselves (their return address, in the function the inline lock
+ * was inlined into).
  */
 #define PL_CHK_READ 1u   /* a read (shared) acquisition of a rwlock */
 #define PL_CHK_TRY 2u    /* a trylock: cannot block, records no edge */
 #define PL_CHK_FAILED 4u /* post-lock: the lock was not taken */
 PL_BEGIN_DECLS
+PL_EXPORT extern int pl__deadlock_on;
 PL_EXPORT void pl__chk_pre_lock(const void *addr, unsigned flags);
 PL_EXPORT void pl__chk_post_lock(const void *addr, unsigned flags);
 PL_EXPORT void pl__chk_pre_unlock(const void *addr, unsigned flags);
 PL_END_DECLS
 #ifdef PL_CHECKED
-#define PL_CHK_PRE_LOCK(a, f) pl__chk_pre_lock((const void *)(a), (f))
-#define PL_CHK_POST_LOCK(a, f) pl__chk_post_lock((const void *)(a), (f))
-#define PL_CHK_PRE_UNLOCK(a, f) pl__chk_pre_unlock((const void *)(a), (f))
+#define PL__CHK_ON()                                                           \
+	PL_UNLIKELY(__atomic_load_n(&pl__deadlock_on, __ATOMIC_RELAXED) != 0)
+#define PL_CHK_PRE_LOCK(a, f)                                                  \
+	(PL__CHK_ON() ? pl__chk_pre_lock((const void *)(a), (f)) : (void)0)
+#define PL_CHK_POST_LOCK(a, f)                                                 \
+	(PL__CHK_ON() ? pl__chk_post_lock((const void *)(a), (f)) : (void)0)
+#define PL_CHK_PRE_UNLOCK(a, f)                                                \
+	(PL__CHK_ON() ? pl__chk_pre_unlock((const void *)(a), (f)) : (void)0)
 #else
 #define PL_CHK_PRE_LOCK(a, f) ((void)(a), (void)(f))
 #define PL_CHK_POST_LOCK(a, f) ((void)(a), (void)(f))
