@@ -762,6 +762,7 @@ static struct {
 	__typeof__(&dwfl_module_info) module_info;
 	__typeof__(&dwfl_module_addrdie) addrdie;
 	__typeof__(&dwarf_getscopes) getscopes;
+	__typeof__(&dwarf_getscopes_die) getscopes_die;
 	__typeof__(&dwarf_tag) tag;
 	__typeof__(&dwarf_attr) attr;
 	__typeof__(&dwarf_formudata) formudata;
@@ -807,6 +808,7 @@ dw_fill(void)
 	DW_SYM(module_info, "dwfl_module_info")
 	DW_SYM(addrdie, "dwfl_module_addrdie")
 	DW_SYM(getscopes, "dwarf_getscopes")
+	DW_SYM(getscopes_die, "dwarf_getscopes_die")
 	DW_SYM(tag, "dwarf_tag")
 	DW_SYM(attr, "dwarf_attr")
 	DW_SYM(formudata, "dwarf_formudata")
@@ -919,17 +921,24 @@ name_lock(Dwfl *d, uintptr_t addr, char *out, size_t len)
 /* The line of the program's own function that at belongs to, where at
  * is in code inlined into it (the inline lock operations of the headers
  * are): the call line of the outermost inlined scope.  NULL if at is in
- * no inlined code, or nothing says. */
+ * no inlined code, or nothing says.  As in parkstat (namer_frame), the
+ * innermost inlined scope comes from getscopes and those around it from
+ * getscopes_die: getscopes goes on past an inlined scope with those of
+ * the inlined function's definition. */
 static const char *
 inlined_call(Dwfl_Module *m, Dwarf_Addr at, int *line)
 {
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dw.addrdie(m, at, &bias);
-	Dwarf_Die *scopes = NULL;
+	Dwarf_Die *scopes = NULL, *around = NULL;
 	int n = cu ? dw.getscopes(cu, at - bias, &scopes) : -1;
-	int outer = -1;
-	for (int i = 0; i < n; i++)
+	int inner = -1, outer = -1;
+	for (int i = 0; i < n && inner < 0; i++)
 		if (dw.tag(&scopes[i]) == DW_TAG_inlined_subroutine)
+			inner = i;
+	int k = inner >= 0 ? dw.getscopes_die(&scopes[inner], &around) : -1;
+	for (int i = 0; i < k; i++)
+		if (dw.tag(&around[i]) == DW_TAG_inlined_subroutine)
 			outer = i;
 	const char *src = NULL;
 	Dwarf_Attribute a;
@@ -937,14 +946,15 @@ inlined_call(Dwfl_Module *m, Dwarf_Addr at, int *line)
 	Dwarf_Files *files;
 	size_t nfiles;
 	if (outer >= 0 &&
-	    dw.formudata(dw.attr(&scopes[outer], DW_AT_call_file, &a), &file) ==
+	    dw.formudata(dw.attr(&around[outer], DW_AT_call_file, &a), &file) ==
 	        0 &&
-	    dw.formudata(dw.attr(&scopes[outer], DW_AT_call_line, &a), &l) ==
+	    dw.formudata(dw.attr(&around[outer], DW_AT_call_line, &a), &l) ==
 	        0 &&
 	    dw.getsrcfiles(cu, &files, &nfiles) == 0 && file < nfiles) {
 		src = dw.filesrc(files, file, NULL, NULL);
 		*line = (int)l;
 	}
+	free(around);
 	free(scopes);
 	return src && *line > 0 ? src : NULL;
 }

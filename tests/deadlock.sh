@@ -68,6 +68,10 @@ check "... naming both locks" \
 check "... and both sites, with their lines" \
 	sh -c "grep -q 'take_a_b+0x[0-9a-f]* (.*dlcheck.c:[0-9]*)' '$tmp/r.err' &&
 		grep -q 'take_b_a+0x[0-9a-f]* (.*dlcheck.c:[0-9]*)' '$tmp/r.err'"
+# Each of the four acquisitions at its line of dlcheck.c, none at a line
+# of the header it was inlined from.
+check "... every acquisition at its line of the program" \
+	sh -c "test \$(grep -c '#0 take_[ab]_[ab]+0x[0-9a-f]* (.*dlcheck.c:[0-9]*)\$' '$tmp/r.err') -eq 4"
 
 for v in off ''; do
 	PARKINGLOT_DEADLOCK=$v run "$DLCHECK" abba 2>"$tmp/o.err"

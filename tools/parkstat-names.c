@@ -183,21 +183,26 @@ namer_name(const struct namer *nm, uint64_t addr, char *out, size_t outlen,
  * line of that function that the outermost inlined call is on, and the
  * name of the innermost function inlined (DWARF's inlined-subroutine
  * scopes).  False if at is in no inlined code, or there is no debugging
- * information to tell. */
+ * information to tell.  dwarf_getscopes gives the innermost inlined
+ * scope, but past it goes on with the scopes of the inlined function's
+ * own definition; the inlined scopes that contain it, where code inlined
+ * into inlined code (GCC nests an inline lock's split-off blocks so),
+ * are those that dwarf_getscopes_die finds around it. */
 static bool
 call_site(Dwfl_Module *m, Dwarf_Addr at, struct frame_name *f)
 {
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(m, at, &bias);
-	Dwarf_Die *scopes = NULL;
+	Dwarf_Die *scopes = NULL, *around = NULL;
 	int n = cu ? dwarf_getscopes(cu, at - bias, &scopes) : -1;
 	int inner = -1, outer = -1;
-	for (int i = 0; i < n; i++)
-		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
-			if (inner < 0)
-				inner = i;
+	for (int i = 0; i < n && inner < 0; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine)
+			inner = i;
+	int k = inner >= 0 ? dwarf_getscopes_die(&scopes[inner], &around) : -1;
+	for (int i = 0; i < k; i++)
+		if (dwarf_tag(&around[i]) == DW_TAG_inlined_subroutine)
 			outer = i;
-		}
 	bool found = false;
 	Dwarf_Attribute a;
 	Dwarf_Word file, line;
@@ -205,9 +210,9 @@ call_site(Dwfl_Module *m, Dwarf_Addr at, struct frame_name *f)
 	size_t nfiles;
 	if (outer >= 0 &&
 	    dwarf_formudata(
-	        dwarf_attr(&scopes[outer], DW_AT_call_file, &a), &file) == 0 &&
+	        dwarf_attr(&around[outer], DW_AT_call_file, &a), &file) == 0 &&
 	    dwarf_formudata(
-	        dwarf_attr(&scopes[outer], DW_AT_call_line, &a), &line) == 0 &&
+	        dwarf_attr(&around[outer], DW_AT_call_line, &a), &line) == 0 &&
 	    dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && file < nfiles) {
 		const char *src = dwarf_filesrc(files, file, NULL, NULL);
 		if (src && line > 0) {
@@ -221,6 +226,7 @@ call_site(Dwfl_Module *m, Dwarf_Addr at, struct frame_name *f)
 			found = true;
 		}
 	}
+	free(around);
 	free(scopes);
 	return found;
 }
