@@ -162,16 +162,17 @@ static char log_path[4096];
 
 /* ---- the held sets ---------------------------------------------------- */
 
+/* A thread's set, in one block of thread-local storage: the counts first,
+ * then the locks (struct pli_held, events.h), four words each, so that
+ * the hooks' common case -- the lock pushed or popped at the top -- reads
+ * and writes two cache lines, the counts' and the entry's. */
 static __thread struct held {
 	uint32_t epoch;
 	unsigned n;    /* locks kept below */
 	unsigned over; /* locks taken past HELD_MAX, not kept */
 	bool busy;     /* inside the detector: hooks do nothing */
 	long tid;
-	uintptr_t addr[HELD_MAX];
-	uintptr_t pc[HELD_MAX];
-	uintptr_t cfa[HELD_MAX];
-	unsigned char read[HELD_MAX];
+	struct pli_held e[HELD_MAX];
 } me;
 
 static bool held_warned;
@@ -191,7 +192,18 @@ warn_once(bool *flag, const char *fmt, ...)
 		    (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
-/* The calling thread's set, emptied if it is of an older epoch. */
+/* A set of an older epoch: emptied, and (once per thread) its tid. */
+static PLI_COLD void
+held_reset(struct held *t, uint32_t e)
+{
+	t->epoch = e;
+	t->n = 0;
+	t->over = 0;
+	if (t->tid == 0)
+		t->tid = (long)syscall(SYS_gettid);
+}
+
+/* The calling thread's set, or NULL while it is inside the detector. */
 static inline struct held *
 my_held(void)
 {
@@ -200,12 +212,9 @@ my_held(void)
 	 * every call the hook makes. */
 	__asm__("" : "+r"(t));
 	uint32_t e = __atomic_load_n(&epoch, __ATOMIC_RELAXED);
-	if (__builtin_expect(t->epoch != e, 0)) {
-		t->epoch = e;
-		t->n = 0;
-		t->over = 0;
-	}
-	return t;
+	if (__builtin_expect(t->epoch != e, 0))
+		held_reset(t, e);
+	return __builtin_expect(t->busy, 0) ? NULL : t;
 }
 
 /* The live export's copy of the set (events.h). */
@@ -214,7 +223,7 @@ publish(const struct held *t)
 {
 	const struct pli_observer *o = pli_observing();
 	if (o && o->held)
-		o->held(t->n + t->over, t->n, t->addr, t->pc);
+		o->held(t->n + t->over, t->n, t->e);
 }
 
 /* ---- the lock-free table of edges ------------------------------------- */
@@ -520,8 +529,10 @@ static bool
 add_edge(struct held *t, unsigned i, uintptr_t b, bool b_read,
     const struct bt *bt, uintptr_t pc, struct pl_deadlock_cycle *c)
 {
-	uintptr_t a = t->addr[i];
-	uint32_t bit = (uint32_t)(t->read[i] * 2 + b_read);
+	const struct pli_held *h = &t->e[i];
+	uintptr_t a = h->addr;
+	bool a_read = h->read;
+	uint32_t bit = (uint32_t)(a_read * 2 + b_read);
 	bool found;
 	size_t slot = eh_find(a, b, &found);
 	struct edge *e;
@@ -568,10 +579,10 @@ add_edge(struct held *t, unsigned i, uintptr_t b, bool b_read,
 	/* The sites of the acquisition that made the edge, or its latest
 	 * mode. */
 	e->pub.tid = t->tid;
-	e->pub.from_read = t->read[i];
+	e->pub.from_read = a_read;
 	e->pub.to_read = b_read;
-	make_sites(&e->pub, bt, pc, t->pc[i], t->cfa[i]);
-	uint32_t last = search(e->from, e->to, t->read[i], b_read);
+	make_sites(&e->pub, bt, pc, h->pc, h->cfa);
+	uint32_t last = search(e->from, e->to, a_read, b_read);
 	if (verbose)
 		fprintf(stderr, "deadlock: edge %p -> %p mode %u: %s\n",
 		    (void *)a, (void *)b, bit, last ? "cycle" : "none");
@@ -596,7 +607,7 @@ record(struct held *t, uintptr_t b, bool b_read, uintptr_t pc)
 	unsigned nfound = 0;
 	pli_word_lock(&graph_lock);
 	for (unsigned i = 0; i < t->n; i++) {
-		if (t->addr[i] == b)
+		if (t->e[i].addr == b)
 			continue;
 		if (add_edge(t, i, b, b_read, bt, pc, &found[nfound]) &&
 		    nfound < 2)
@@ -612,82 +623,58 @@ record(struct held *t, uintptr_t b, bool b_read, uintptr_t pc)
 
 /* ---- the hooks -------------------------------------------------------- */
 
-static inline void
-pre_lock(const void *addr, unsigned flags, const void *pc)
-{
-	if (__builtin_expect(
-	        __atomic_load_n(&pl__deadlock_on, __ATOMIC_ACQUIRE) == 0, 1))
-		return;
-	if (flags & PL_CHK_TRY)
-		return; /* cannot block: no edge into the lock */
-	struct held *t = my_held();
-	if (t->busy)
-		return;
-	uintptr_t b = (uintptr_t)addr;
-	bool b_read = flags & PL_CHK_READ;
-	for (unsigned i = 0; i < t->n; i++) {
-		uintptr_t a = t->addr[i];
-		if (a == b || edge_known(a, b, MODE_BIT(t->read[i], b_read)))
-			continue;
-		record(t, b, b_read, (uintptr_t)pc);
-		return;
-	}
-}
+/*
+ * A blocking acquisition (a lock, a timed lock, the retaking of a
+ * condition wait's mutex) is done with before the attempt, in one call:
+ * the edges from every lock the thread holds, then the lock joins the held
+ * set.  It counts as held from the attempt on: a thread parked for it
+ * shows it as the last lock of its set (parkstat leaves it out there:
+ * tools/parkstat-parked.c), and post-lock takes it out again if the
+ * attempt fails (a timeout, an error).  A try cannot block: it makes no
+ * edge, and joins the set in post-lock if it succeeds.  So the hooks of
+ * the common case are one call at the lock and one at the unlock, each of
+ * which, with no other lock held, loads and stores within two cache lines
+ * of the thread's set.
+ */
 
-static inline void
-post_lock(const void *addr, unsigned flags, const void *pc, const void *cfa)
+static PLI_COLD void
+held_full(struct held *t)
 {
-	if (__builtin_expect(
-	        __atomic_load_n(&pl__deadlock_on, __ATOMIC_RELAXED) == 0, 1))
-		return;
-	if (flags & PL_CHK_FAILED)
-		return;
-	struct held *t = my_held();
-	if (t->busy)
-		return;
-	if (t->n >= HELD_MAX) {
-		warn_once(&held_warned,
-		    "libparkinglot: deadlock detector: a thread holds more "
-		    "than %d locks; those past the %dth are not watched\n",
-		    HELD_MAX, HELD_MAX);
-		t->over++;
-		publish(t);
-		return;
-	}
-	if (t->tid == 0)
-		t->tid = (long)syscall(SYS_gettid);
-	t->addr[t->n] = (uintptr_t)addr;
-	t->pc[t->n] = (uintptr_t)pc;
-	t->cfa[t->n] = (uintptr_t)cfa;
-	t->read[t->n] = (flags & PL_CHK_READ) != 0;
-	t->n++;
+	warn_once(&held_warned,
+	    "libparkinglot: deadlock detector: a thread holds more than %d "
+	    "locks; those past the %dth are not watched\n",
+	    HELD_MAX, HELD_MAX);
+	t->over++;
 	publish(t);
 }
 
 static inline void
-pre_unlock(const void *addr)
+push(struct held *t, const void *addr, unsigned flags, const void *pc,
+    const void *cfa)
 {
-	if (__builtin_expect(
-	        __atomic_load_n(&pl__deadlock_on, __ATOMIC_RELAXED) == 0, 1))
-		return;
-	struct held *t = my_held();
-	if (t->busy)
-		return;
-	/* The most recent acquisition of addr (locks are mostly released
-	 * in the reverse order). */
-	if (t->n && t->addr[t->n - 1] == (uintptr_t)addr) { /* the last */
-		t->n--;
-		publish(t);
+	unsigned n = t->n;
+	if (__builtin_expect(n >= HELD_MAX, 0)) {
+		held_full(t);
 		return;
 	}
+	struct pli_held *h = &t->e[n];
+	h->addr = (uintptr_t)addr;
+	h->pc = (uintptr_t)pc;
+	h->cfa = (uintptr_t)cfa;
+	h->read = (flags & PL_CHK_READ) != 0;
+	t->n = n + 1;
+	publish(t);
+}
+
+/* The most recent acquisition of addr leaves the set, when it is not the
+ * last one (locks are mostly released in the reverse order). */
+static __attribute__((noinline)) void
+pop_inner(struct held *t, uintptr_t addr)
+{
 	for (unsigned i = t->n; i-- > 0;) {
-		if (t->addr[i] != (uintptr_t)addr)
+		if (t->e[i].addr != addr)
 			continue;
-		unsigned rest = t->n - 1 - i;
-		memmove(&t->addr[i], &t->addr[i + 1], rest * sizeof *t->addr);
-		memmove(&t->pc[i], &t->pc[i + 1], rest * sizeof *t->pc);
-		memmove(&t->cfa[i], &t->cfa[i + 1], rest * sizeof *t->cfa);
-		memmove(&t->read[i], &t->read[i + 1], rest);
+		memmove(&t->e[i], &t->e[i + 1], (t->n - 1 - i) * sizeof *t->e);
 		t->n--;
 		publish(t);
 		return;
@@ -698,51 +685,130 @@ pre_unlock(const void *addr)
 	}
 }
 
+static inline void
+pop(struct held *t, const void *addr)
+{
+	unsigned n = t->n;
+	if (__builtin_expect(n && t->e[n - 1].addr == (uintptr_t)addr, 1)) {
+		t->n = n - 1;
+		publish(t);
+		return;
+	}
+	pop_inner(t, (uintptr_t)addr);
+}
+
+/* The edges from each lock t holds to b, in the lock-free table or else
+ * recorded. */
+static __attribute__((noinline)) void
+edges_to(struct held *t, uintptr_t b, bool b_read, uintptr_t pc)
+{
+	for (unsigned i = 0; i < t->n; i++) {
+		uintptr_t a = t->e[i].addr;
+		if (a == b ||
+		    edge_known(a, b, MODE_BIT((bool)t->e[i].read, b_read)))
+			continue;
+		record(t, b, b_read, pc);
+		return;
+	}
+}
+
+/* Each hook first tests the mode itself: the drop-in calls the _at ones
+ * unconditionally, and a program built before the headers tested it
+ * inline calls the others so.  Acquire: a hook that sees the detector on
+ * may use the graph (deadlock.h). */
+static inline bool
+checking(void)
+{
+	return __builtin_expect(
+	    __atomic_load_n(&pl__deadlock_on, __ATOMIC_ACQUIRE) != 0, 1);
+}
+
+static inline void
+pre_lock(const void *addr, unsigned flags, const void *pc, const void *cfa)
+{
+	if (flags & PL_CHK_TRY)
+		return;
+	struct held *t = my_held();
+	if (t == NULL)
+		return;
+	if (t->n)
+		edges_to(
+		    t, (uintptr_t)addr, flags & PL_CHK_READ, (uintptr_t)pc);
+	push(t, addr, flags, pc, cfa);
+}
+
+static inline void
+post_lock(const void *addr, unsigned flags, const void *pc, const void *cfa)
+{
+	if (!(flags & (PL_CHK_TRY | PL_CHK_FAILED)))
+		return; /* a blocking lock taken: pre-lock did it all */
+	struct held *t = my_held();
+	if (t == NULL)
+		return;
+	if (!(flags & PL_CHK_FAILED))
+		push(t, addr, flags, pc, cfa); /* a try that succeeded */
+	else if (!(flags & PL_CHK_TRY))
+		pop(t, addr); /* a blocking attempt that failed */
+}
+
 void
 pl__chk_pre_lock_at(
     const void *addr, unsigned flags, const void *pc, const void *cfa)
 {
-	(void)cfa;
-	pre_lock(addr, flags, pc);
+	if (checking())
+		pre_lock(addr, flags, pc, cfa);
 }
 
 void
 pl__chk_post_lock_at(
     const void *addr, unsigned flags, const void *pc, const void *cfa)
 {
-	post_lock(addr, flags, pc, cfa);
+	if (checking())
+		post_lock(addr, flags, pc, cfa);
 }
 
 void
 pl__chk_pre_unlock_at(const void *addr, unsigned flags)
 {
 	(void)flags;
-	pre_unlock(addr);
+	if (!checking())
+		return;
+	struct held *t = my_held();
+	if (t)
+		pop(t, addr);
 }
 
 /* The hooks of checked builds (defs.h), called only while the detector is
  * on (the header tests pl__deadlock_on first).  The call site is the
- * return address, into the function the inline lock was inlined into.
- * Each is one call from the program, with nothing between it and the
- * work: these calls are what checked mode costs (BENCHMARKS.md). */
+ * return address, into the function the inline lock was inlined into,
+ * and the stack pointer at the call.  These calls are what checked mode
+ * costs (BENCHMARKS.md): a blocking lock makes one (pre-lock), a try one
+ * (post-lock), an unlock one. */
 __attribute__((noinline)) void
 pl__chk_pre_lock(const void *addr, unsigned flags)
 {
-	pre_lock(addr, flags, __builtin_return_address(0));
+	if (checking())
+		pre_lock(addr, flags, __builtin_return_address(0),
+		    __builtin_dwarf_cfa());
 }
 
 __attribute__((noinline)) void
 pl__chk_post_lock(const void *addr, unsigned flags)
 {
-	post_lock(
-	    addr, flags, __builtin_return_address(0), __builtin_dwarf_cfa());
+	if (checking())
+		post_lock(addr, flags, __builtin_return_address(0),
+		    __builtin_dwarf_cfa());
 }
 
-void
+__attribute__((noinline)) void
 pl__chk_pre_unlock(const void *addr, unsigned flags)
 {
 	(void)flags;
-	pre_unlock(addr);
+	if (!checking())
+		return;
+	struct held *t = my_held();
+	if (t)
+		pop(t, addr);
 }
 
 /* ---- naming, for the reports (report_lock) ---------------------------- */

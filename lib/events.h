@@ -11,6 +11,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A lock of a thread's held set (the deadlock detector's, deadlock.c):
+ * four words, so that an entry is all in one cache line. */
+struct pli_held {
+	uintptr_t addr; /* the lock */
+	uintptr_t pc;   /* return address of the call that took it */
+	uintptr_t cfa;  /* the stack pointer at that call */
+	uintptr_t read; /* 1: a read acquisition of a rwlock */
+};
+
 /* An observer of the lot: today the live export (export.c), which sets
  * pli_observer while it exports and clears it when it stops.  The lot
  * (parkinglot.c, which defines the pointer) calls through it and knows
@@ -50,11 +59,10 @@ struct pli_observer {
 	void (*requeue)(const void *from, const void *to, size_t n, size_t len);
 	/* The calling thread's set of held locks changed (the deadlock
 	 * detector, deadlock.c, in checked mode): it holds total locks, of
-	 * which the first n are addr[] (the lock) and pc[] (the return
-	 * address of the call that took it), oldest first.  Called inside a
-	 * lock operation, with no lock of the lot held. */
-	void (*held)(unsigned total, unsigned n, const uintptr_t *addr,
-	    const uintptr_t *pc);
+	 * which the first n are h[], oldest first; a blocking acquisition
+	 * is in the set from its attempt on (deadlock.c, the hooks).
+	 * Called inside a lock operation, with no lock of the lot held. */
+	void (*held)(unsigned total, unsigned n, const struct pli_held *h);
 };
 
 extern const struct pli_observer *pli_observer;

@@ -423,8 +423,8 @@ entry_set(struct plx_thread *e, const void *addr, unsigned kind, uint64_t ns)
 	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
-static void entry_held(struct plx_thread *e, unsigned total, unsigned n,
-    const uintptr_t *addr, const uintptr_t *pc);
+static void entry_held(
+    struct plx_thread *e, unsigned total, unsigned n, const struct pli_held *h);
 
 /* At the thread's exit: clear the entry, then free it. */
 static void
@@ -435,7 +435,7 @@ entry_drop(struct plx_shm *s)
 	if (e == NULL)
 		return;
 	entry_set(e, NULL, 0, 0);
-	entry_held(e, 0, 0, NULL, NULL);
+	entry_held(e, 0, 0, NULL);
 	me.index = 0;
 	__atomic_store_n(&e->tid, 0, __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&s->h.threads_listed, 1, __ATOMIC_RELAXED);
@@ -561,16 +561,16 @@ export_taken(const void *addr)
  * the entry's seqlock; the thread claims an entry for them if it has
  * none, so that a thread that holds locks and never parked is listed. */
 static void
-entry_held(struct plx_thread *e, unsigned total, unsigned n,
-    const uintptr_t *addr, const uintptr_t *pc)
+entry_held(
+    struct plx_thread *e, unsigned total, unsigned n, const struct pli_held *h)
 {
 	uint64_t seq = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->seq, seq + 1, __ATOMIC_RELAXED);
 	/* Release stores: a reader that sees any of them sees seq odd. */
 	for (unsigned i = 0; i < PLX_HELD; i++) {
 		__atomic_store_n(&e->held[i].addr,
-		    i < n ? (uint64_t)addr[i] : 0, __ATOMIC_RELEASE);
-		__atomic_store_n(&e->held[i].pc, i < n ? (uint64_t)pc[i] : 0,
+		    i < n ? (uint64_t)h[i].addr : 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&e->held[i].pc, i < n ? (uint64_t)h[i].pc : 0,
 		    __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&e->nheld, total, __ATOMIC_RELEASE);
@@ -578,12 +578,11 @@ entry_held(struct plx_thread *e, unsigned total, unsigned n,
 }
 
 static void
-export_held(
-    unsigned total, unsigned n, const uintptr_t *addr, const uintptr_t *pc)
+export_held(unsigned total, unsigned n, const struct pli_held *h)
 {
 	struct plx_thread *e = my_entry(cur_shm(), true);
 	if (e)
-		entry_held(e, total, n, addr, pc);
+		entry_held(e, total, n, h);
 }
 
 static const struct pli_observer observer = {

@@ -578,6 +578,67 @@ Test(deadlock, bitlocks_and_timed_locks)
 	cr_assert(new_cycles() == 2, "new_cycles() != 2");
 }
 
+/*
+ * A blocking attempt that fails leaves the thread's held set as it was:
+ * the detector counts an attempt as held from its start (lib/deadlock.c),
+ * so a timed lock that times out must take it out again, or the locks the
+ * thread takes next would make edges from a lock it never held.  The main
+ * thread holds a mutex, a rwlock (write) and a bit lock; a thread's timed
+ * attempts at each time out (the deadline has passed), then it takes
+ * dl_ty; a later thread takes dl_ty, then each of the three: no cycle.
+ */
+pl_mutex_t dl_tx = PL_MUTEX_INITIALIZER;
+pl_mutex_t dl_ty = PL_MUTEX_INITIALIZER;
+pl_rwlock_t dl_trw = PL_RWLOCK_INITIALIZER;
+uintptr_t dl_tword;
+
+static void *
+timeouts_then_y(void *arg)
+{
+	(void)arg;
+	struct timespec d = tu_deadline_in(0);
+	intptr_t failed = 0;
+	failed += pl_mutex_timedlock(&dl_tx, &d) == ETIMEDOUT;
+	failed += pl_rwlock_timedrdlock(&dl_trw, &d) == ETIMEDOUT;
+	failed += pl_rwlock_timedwrlock(&dl_trw, &d) == ETIMEDOUT;
+	failed += pl_bitlock_timedlock(&dl_tword, 1, 2, &d) == ETIMEDOUT;
+	pl_mutex_lock(&dl_ty);
+	pl_mutex_unlock(&dl_ty);
+	return (void *)failed;
+}
+
+static void *
+y_then_each(void *arg)
+{
+	(void)arg;
+	pl_mutex_lock(&dl_ty);
+	pl_mutex_lock(&dl_tx);
+	pl_mutex_unlock(&dl_tx);
+	pl_rwlock_wrlock(&dl_trw);
+	pl_rwlock_wrunlock(&dl_trw);
+	pl_bitlock_lock(&dl_tword, 1, 2);
+	pl_bitlock_unlock(&dl_tword, 1, 2);
+	pl_mutex_unlock(&dl_ty);
+	return NULL;
+}
+
+Test(deadlock, failed_timed_lock_is_not_held)
+{
+	setup();
+	pl_mutex_lock(&dl_tx);
+	pl_rwlock_wrlock(&dl_trw);
+	pl_bitlock_lock(&dl_tword, 1, 2);
+	intptr_t failed = (intptr_t)tu_join(tu_spawn(timeouts_then_y, NULL));
+	pl_bitlock_unlock(&dl_tword, 1, 2);
+	pl_rwlock_wrunlock(&dl_trw);
+	pl_mutex_unlock(&dl_tx);
+	cr_assert(failed == 4, "%jd of the 4 timed locks timed out",
+	    (intmax_t)failed);
+	run(y_then_each, NULL);
+	cr_assert(new_cycles() == 0, "%zu cycles, the last:\n%s", new_cycles(),
+	    seen.text);
+}
+
 /* Abort mode: the report, then SIGABRT, at the first inversion. */
 static void
 abba_abort(void *arg)

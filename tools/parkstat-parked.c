@@ -75,17 +75,23 @@ cmp_parked(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-/* Whether row h holds the lock row w is parked for: its address, or for
- * a rwlock's writer, which parks on the lock's address + 1 (the writer
- * key of lib/rwlock.c), that address less 1. */
+/* Whether held lock addr is the lock row w is parked for: its address,
+ * or for a rwlock's writer, which parks on the lock's address + 1 (the
+ * writer key of lib/rwlock.c), that address less 1. */
 static bool
-holds_waited(const struct parked_row *h, const struct parked_row *w)
+is_waited(uint64_t addr, const struct parked_row *w)
 {
 	bool rw =
 	    w->kind == PLI_KIND_PL_RWLOCK || w->kind == PLI_KIND_PTHREAD_RWLOCK;
+	return addr == w->addr || (rw && addr + 1 == w->addr);
+}
+
+/* Whether row h holds the lock row w is parked for. */
+static bool
+holds_waited(const struct parked_row *h, const struct parked_row *w)
+{
 	for (size_t i = 0; i < PLX_HELD && i < h->nheld; i++)
-		if (h->held[i].addr == w->addr ||
-		    (rw && h->held[i].addr + 1 == w->addr))
+		if (is_waited(h->held[i].addr, w))
 			return true;
 	return false;
 }
@@ -158,8 +164,15 @@ parked_build(struct parked *p, const struct plx_shm *s, const struct namer *nm,
 		row->wait_ns = now_ns > e->start_ns ? now_ns - e->start_ns : 0;
 		namer_name(
 		    nm, e->addr, row->name, sizeof row->name, &row->module);
+		/* The detector counts a blocking acquisition as held from
+		 * its attempt on (lib/deadlock.c, the hooks): the last lock
+		 * of a parked thread's set, when it is the one the thread
+		 * waits for, is that attempt, not a lock it holds. */
 		row->nheld = e->nheld;
-		for (size_t h = 0; h < PLX_HELD && h < e->nheld; h++) {
+		if (row->nheld && row->nheld <= PLX_HELD &&
+		    is_waited(e->held[row->nheld - 1].addr, row))
+			row->nheld--;
+		for (size_t h = 0; h < PLX_HELD && h < row->nheld; h++) {
 			struct held_lock *hl = &row->held[h];
 			const char *mod;
 			struct frame_name f;

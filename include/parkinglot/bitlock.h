@@ -120,12 +120,9 @@ pl_bitlock_lock(uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit)
 	uintptr_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
 	if (PL_LIKELY(!(w & locked_bit)) &&
 	    PL_LIKELY(__atomic_compare_exchange_n(word, &w, w | locked_bit,
-	        false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))) {
-		PL_CHK_POST_LOCK(word, 0);
+	        false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
 		return;
-	}
 	pl__bitlock_lock_slow(word, sizeof *word, locked_bit, parked_bit);
-	PL_CHK_POST_LOCK(word, 0);
 }
 
 /*
@@ -139,7 +136,6 @@ static inline bool
 pl_bitlock_trylock(uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit)
 {
 	PL__BITLOCK_CHECK("pl_bitlock_trylock", word, locked_bit, parked_bit);
-	PL_CHK_PRE_LOCK(word, PL_CHK_TRY);
 	uintptr_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
 	while (!(w & locked_bit)) {
 		if (__atomic_compare_exchange_n(word, &w, w | locked_bit, true,
@@ -148,7 +144,6 @@ pl_bitlock_trylock(uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit)
 			return true;
 		}
 	}
-	PL_CHK_POST_LOCK(word, PL_CHK_TRY | PL_CHK_FAILED);
 	return false;
 }
 
@@ -216,12 +211,9 @@ pl_bitlock8_lock(
 	if (PL_LIKELY(!(b & locked_bit)) &&
 	    PL_LIKELY(__atomic_compare_exchange_n(byte, &b,
 	        (unsigned char)(b | locked_bit), false, __ATOMIC_ACQUIRE,
-	        __ATOMIC_RELAXED))) {
-		PL_CHK_POST_LOCK(byte, 0);
+	        __ATOMIC_RELAXED)))
 		return;
-	}
 	pl__bitlock_lock_slow(byte, 1, locked_bit, parked_bit);
-	PL_CHK_POST_LOCK(byte, 0);
 }
 
 /* pl_bitlock8_trylock - pl_bitlock_trylock for a byte: never blocks;
@@ -231,7 +223,6 @@ pl_bitlock8_trylock(
     unsigned char *byte, unsigned char locked_bit, unsigned char parked_bit)
 {
 	PL__BITLOCK_CHECK("pl_bitlock8_trylock", byte, locked_bit, parked_bit);
-	PL_CHK_PRE_LOCK(byte, PL_CHK_TRY);
 	unsigned char b = __atomic_load_n(byte, __ATOMIC_RELAXED);
 	while (!(b & locked_bit)) {
 		if (__atomic_compare_exchange_n(byte, &b,
@@ -241,7 +232,6 @@ pl_bitlock8_trylock(
 			return true;
 		}
 	}
-	PL_CHK_POST_LOCK(byte, PL_CHK_TRY | PL_CHK_FAILED);
 	return false;
 }
 
@@ -284,7 +274,8 @@ pl__chk_bitlock_timedlock(uintptr_t *word, uintptr_t locked_bit,
 {
 	PL_CHK_PRE_LOCK(word, 0);
 	int rc = (pl_bitlock_timedlock)(word, locked_bit, parked_bit, deadline);
-	PL_CHK_POST_LOCK(word, rc ? PL_CHK_FAILED : 0);
+	if (rc)
+		PL_CHK_POST_LOCK(word, PL_CHK_FAILED);
 	return rc;
 }
 static inline __attribute__((always_inline)) int
@@ -294,7 +285,8 @@ pl__chk_bitlock8_timedlock(unsigned char *byte, unsigned char locked_bit,
 	PL_CHK_PRE_LOCK(byte, 0);
 	int rc =
 	    (pl_bitlock8_timedlock)(byte, locked_bit, parked_bit, deadline);
-	PL_CHK_POST_LOCK(byte, rc ? PL_CHK_FAILED : 0);
+	if (rc)
+		PL_CHK_POST_LOCK(byte, PL_CHK_FAILED);
 	return rc;
 }
 #define pl_bitlock_timedlock(w, l, p, d)                                       \

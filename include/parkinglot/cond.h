@@ -118,7 +118,6 @@ pl__chk_cond_wait(pl_cond_t *c, pl_mutex_t *m)
 	PL_CHK_PRE_UNLOCK(m, 0);
 	(pl_cond_wait)(c, m);
 	PL_CHK_PRE_LOCK(m, 0);
-	PL_CHK_POST_LOCK(m, 0);
 }
 static inline __attribute__((always_inline)) int
 pl__chk_cond_timedwait(
@@ -127,7 +126,6 @@ pl__chk_cond_timedwait(
 	PL_CHK_PRE_UNLOCK(m, 0);
 	int rc = (pl_cond_timedwait)(c, m, deadline);
 	PL_CHK_PRE_LOCK(m, 0);
-	PL_CHK_POST_LOCK(m, 0);
 	return rc;
 }
 static inline __attribute__((always_inline)) int
@@ -137,7 +135,6 @@ pl__chk_cond_clockwait(pl_cond_t *c, pl_mutex_t *m, clockid_t clock,
 	PL_CHK_PRE_UNLOCK(m, 0);
 	int rc = (pl_cond_clockwait)(c, m, clock, deadline);
 	PL_CHK_PRE_LOCK(m, 0);
-	PL_CHK_POST_LOCK(m, 0);
 	return rc;
 }
 #define pl_cond_wait(c, m) pl__chk_cond_wait((c), (m))

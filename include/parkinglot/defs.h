@@ -75,24 +75,29 @@
  * through the out-of-line hooks below, called at the same spots as the
  * TSan annotations above, just outside them (TSan ignores what runs
  * between an annotated lock's start and end, and the detector
- * synchronizes with other threads): pre-lock before the attempt (a blocking
- * lock records there the lock-order edges from every lock the thread holds,
- * before it can block), post-lock once the lock is held (it joins the
- * thread's held set; a failed try or timed lock says PL_CHK_FAILED),
- * pre-unlock before the release (it leaves the held set).  Each hook is
- * called only while the detector is on at run time (pl__deadlock_on, the
- * mode of pl_deadlock_get, nonzero only once the detector's graph exists):
- * with the detector off a checked build pays one load and a predicted
- * branch per hook, and no call, which would keep the processor from
- * overlapping the lock's cache miss with those of the critical section.
- * Without PL_CHECKED the macros compile to nothing and the inline fast
- * paths are exactly those of an unchecked build.  The hooks find the call
- * site themselves (their return address, in the function the inline lock
- * was inlined into).
+ * synchronizes with other threads).  Pre-lock, before a blocking attempt
+ * (lock, timed lock, the retaking of a condition wait's mutex): records
+ * the lock-order edges from every lock the thread holds, before it can
+ * block, and adds the lock to the thread's held set, where it counts from
+ * the attempt on.  Post-lock, only where pre-lock cannot know the outcome:
+ * after a try that succeeded (PL_CHK_TRY: the lock joins the set, with no
+ * edge) and after a blocking attempt that failed (PL_CHK_FAILED: it
+ * leaves the set again); a lock that cannot fail makes no post-lock call,
+ * and a try that failed none at all.  Pre-unlock, before the release: the
+ * lock leaves the set.  So a lock and its unlock make two calls.  Each
+ * hook is called only while the detector is on at run time
+ * (pl__deadlock_on, the mode of pl_deadlock_get, nonzero only once the
+ * detector's graph exists): with the detector off a checked build pays one
+ * load and a predicted branch per hook, and no call, which would keep the
+ * processor from overlapping the lock's cache miss with those of the
+ * critical section.  Without PL_CHECKED the macros compile to nothing and
+ * the inline fast paths are exactly those of an unchecked build.  The
+ * hooks find the call site themselves (their return address, in the
+ * function the inline lock was inlined into).
  */
 #define PL_CHK_READ 1u   /* a read (shared) acquisition of a rwlock */
 #define PL_CHK_TRY 2u    /* a trylock: cannot block, records no edge */
-#define PL_CHK_FAILED 4u /* post-lock: the lock was not taken */
+#define PL_CHK_FAILED 4u /* post-lock: a blocking attempt failed */
 PL_BEGIN_DECLS
 PL_EXPORT extern int pl__deadlock_on;
 PL_EXPORT void pl__chk_pre_lock(const void *addr, unsigned flags);

@@ -64,7 +64,6 @@ pl_mutex_lock(pl_mutex_t *m)
 	        PL_MUTEX_LOCKED, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
 		PL__DIVERTED(m, pl__mutex_lock_slow(m));
 	PL_TSAN_POST_LOCK(m, 0);
-	PL_CHK_POST_LOCK(m, 0);
 }
 
 /* The CAS loop of pl_mutex_trylock, without annotations (the library's
@@ -91,12 +90,12 @@ pl__mutex_trylock_raw(pl_mutex_t *m)
 static inline bool
 pl_mutex_trylock(pl_mutex_t *m)
 {
-	PL_CHK_PRE_LOCK(m, PL_CHK_TRY);
 	PL_TSAN_PRE_LOCK(m, PL_TSAN_TRY);
 	bool ok = pl__mutex_trylock_raw(m);
 	PL_TSAN_POST_LOCK(
 	    m, ok ? PL_TSAN_TRY : PL_TSAN_TRY | PL_TSAN_TRY_FAILED);
-	PL_CHK_POST_LOCK(m, ok ? PL_CHK_TRY : PL_CHK_TRY | PL_CHK_FAILED);
+	if (ok)
+		PL_CHK_POST_LOCK(m, PL_CHK_TRY);
 	return ok;
 }
 
@@ -163,7 +162,8 @@ pl__chk_mutex_clocklock(
 {
 	PL_CHK_PRE_LOCK(m, 0);
 	int rc = (pl_mutex_clocklock)(m, clock, deadline);
-	PL_CHK_POST_LOCK(m, rc ? PL_CHK_FAILED : 0);
+	if (rc)
+		PL_CHK_POST_LOCK(m, PL_CHK_FAILED);
 	return rc;
 }
 static inline __attribute__((always_inline)) int
@@ -171,7 +171,8 @@ pl__chk_mutex_timedlock(pl_mutex_t *m, const struct timespec *deadline)
 {
 	PL_CHK_PRE_LOCK(m, 0);
 	int rc = (pl_mutex_timedlock)(m, deadline);
-	PL_CHK_POST_LOCK(m, rc ? PL_CHK_FAILED : 0);
+	if (rc)
+		PL_CHK_POST_LOCK(m, PL_CHK_FAILED);
 	return rc;
 }
 static inline __attribute__((always_inline)) void

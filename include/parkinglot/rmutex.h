@@ -137,7 +137,8 @@ pl__chk_rmutex_timedlock(pl_rmutex_t *m, const struct timespec *deadline)
 		return (pl_rmutex_timedlock)(m, deadline);
 	PL_CHK_PRE_LOCK(m, 0);
 	int rc = (pl_rmutex_timedlock)(m, deadline);
-	PL_CHK_POST_LOCK(m, rc ? PL_CHK_FAILED : 0);
+	if (rc)
+		PL_CHK_POST_LOCK(m, PL_CHK_FAILED);
 	return rc;
 }
 #define pl_rmutex_timedlock(m, d) pl__chk_rmutex_timedlock((m), (d))

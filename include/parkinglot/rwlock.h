@@ -96,13 +96,12 @@ pl__rwlock_tryrdlock_raw(pl_rwlock_t *l)
 static inline bool
 pl_rwlock_tryrdlock(pl_rwlock_t *l)
 {
-	PL_CHK_PRE_LOCK(l, PL_CHK_READ | PL_CHK_TRY);
 	PL_TSAN_PRE_LOCK(l, PL_TSAN_READ | PL_TSAN_TRY);
 	bool ok = pl__rwlock_tryrdlock_raw(l);
 	PL_TSAN_POST_LOCK(
 	    l, PL_TSAN_READ | PL_TSAN_TRY | (ok ? 0 : PL_TSAN_TRY_FAILED));
-	PL_CHK_POST_LOCK(
-	    l, PL_CHK_READ | PL_CHK_TRY | (ok ? 0 : PL_CHK_FAILED));
+	if (ok)
+		PL_CHK_POST_LOCK(l, PL_CHK_READ | PL_CHK_TRY);
 	return ok;
 }
 
@@ -119,7 +118,6 @@ pl_rwlock_rdlock(pl_rwlock_t *l)
 	if (PL_UNLIKELY(!pl__rwlock_tryrdlock_raw(l)))
 		PL__DIVERTED(l, pl__rwlock_rdlock_slow(l, NULL));
 	PL_TSAN_POST_LOCK(l, PL_TSAN_READ);
-	PL_CHK_POST_LOCK(l, PL_CHK_READ);
 }
 
 /*
@@ -184,11 +182,11 @@ pl__rwlock_trywrlock_raw(pl_rwlock_t *l)
 static inline bool
 pl_rwlock_trywrlock(pl_rwlock_t *l)
 {
-	PL_CHK_PRE_LOCK(l, PL_CHK_TRY);
 	PL_TSAN_PRE_LOCK(l, PL_TSAN_TRY);
 	bool ok = pl__rwlock_trywrlock_raw(l);
 	PL_TSAN_POST_LOCK(l, PL_TSAN_TRY | (ok ? 0 : PL_TSAN_TRY_FAILED));
-	PL_CHK_POST_LOCK(l, PL_CHK_TRY | (ok ? 0 : PL_CHK_FAILED));
+	if (ok)
+		PL_CHK_POST_LOCK(l, PL_CHK_TRY);
 	return ok;
 }
 
@@ -206,7 +204,6 @@ pl_rwlock_wrlock(pl_rwlock_t *l)
 	        PL_RWLOCK_WRITER, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
 		PL__DIVERTED(l, pl__rwlock_wrlock_slow(l, NULL));
 	PL_TSAN_POST_LOCK(l, 0);
-	PL_CHK_POST_LOCK(l, 0);
 }
 
 /*
@@ -249,7 +246,8 @@ pl_rwlock_wrunlock(pl_rwlock_t *l)
 	do {                                                                   \
 		PL_CHK_PRE_LOCK(l, flags);                                     \
 		int rc = (name)(__VA_ARGS__);                                  \
-		PL_CHK_POST_LOCK(l, (flags) | (rc ? PL_CHK_FAILED : 0));       \
+		if (rc)                                                        \
+			PL_CHK_POST_LOCK(l, (flags) | PL_CHK_FAILED);          \
 		return rc;                                                     \
 	} while (0)
 static inline __attribute__((always_inline)) int
