@@ -163,17 +163,17 @@ static char log_path[4096];
 /* ---- the held sets ---------------------------------------------------- */
 
 /* A thread's set, in one block of thread-local storage: the counts first,
- * then the locks (struct pli_held, events.h), four words each, so that
- * the hooks' common case -- the lock pushed or popped at the top -- reads
- * and writes two cache lines, the counts' and the entry's. */
+ * then the locks (struct pli_held, events.h), four words each and two to
+ * a cache line, so that the hooks' common case -- the first lock pushed or
+ * popped -- reads and writes one cache line, and any other two. */
 static __thread struct held {
 	uint32_t epoch;
 	unsigned n;    /* locks kept below */
 	unsigned over; /* locks taken past HELD_MAX, not kept */
 	bool busy;     /* inside the detector: hooks do nothing */
 	long tid;
-	struct pli_held e[HELD_MAX];
-} me;
+	struct pli_held e[HELD_MAX] __attribute__((aligned(32)));
+} me __attribute__((aligned(64)));
 
 static bool held_warned;
 

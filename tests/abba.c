@@ -19,6 +19,12 @@
  * the thread ids of abba-1 (which holds a and waits for b) and abba-2
  * (holds b, waits for a), and then waits for its end.  It exits 97 if
  * that does not happen within 10 s, and 99 if it cannot set up.
+ *
+ * Built a second time with -DPL_CHECKED, as tests/abba-checked, for
+ * tests/deadlock.sh: there the detector watches the locks, so each thread
+ * also publishes the locks it holds, and main waits until each thread's
+ * held set starts with its first lock; with PARKINGLOT_DEADLOCK=report
+ * the detector reports the inversion as the second thread blocks.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -68,15 +74,23 @@ now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Whether this process's export lists thread tid parked on addr. */
+/* Whether this process's export lists thread tid parked on waits (and,
+ * in a checked build, holding holds first). */
 static bool
-listed(const struct plx_shm *s, uint64_t tid, const void *addr)
+listed(
+    const struct plx_shm *s, uint64_t tid, const void *waits, const void *holds)
 {
 	for (size_t i = 0; i < PLX_NTHREADS; i++) {
 		struct plx_thread e;
-		if (plx_thread_read(&s->threads[i], &e, 100) && e.tid == tid &&
-		    e.addr == (uintptr_t)addr)
-			return true;
+		if (!plx_thread_read(&s->threads[i], &e, 100) || e.tid != tid ||
+		    e.addr != (uintptr_t)waits)
+			continue;
+#ifdef PL_CHECKED
+		return e.nheld >= 1 && e.held[0].addr == (uintptr_t)holds;
+#else
+		(void)holds;
+		return true;
+#endif
 	}
 	return false;
 }
@@ -121,8 +135,8 @@ main(int argc, char **argv)
 	for (;;) {
 		uint64_t t1 = __atomic_load_n(&tids[0], __ATOMIC_ACQUIRE);
 		uint64_t t2 = __atomic_load_n(&tids[1], __ATOMIC_ACQUIRE);
-		if (t1 && t2 && listed(s, t1, &abba_lock_b) &&
-		    listed(s, t2, &abba_lock_a))
+		if (t1 && t2 && listed(s, t1, &abba_lock_b, &abba_lock_a) &&
+		    listed(s, t2, &abba_lock_a, &abba_lock_b))
 			break;
 		if (now_s() > give_up) {
 			fprintf(stderr,

@@ -5,7 +5,8 @@
 # path (an unmodified pthread program under LD_PRELOAD), parkstat -p on a
 # real deadlock of a checked build (it must name the cycle within 2 s, in
 # text and JSON), and parkstat --deadlock -- CMD.  The programs are
-# tests/dlcheck (-DPL_CHECKED) and tests/dlpthread (plain pthreads).
+# tests/dlcheck and tests/abba-checked (-DPL_CHECKED) and tests/dlpthread
+# (plain pthreads).
 #
 # Run by `make check` from the top of the build directory, with DROPIN
 # naming the built drop-in.  No fixed sleep synchronizes anything: each
@@ -14,6 +15,7 @@
 set -u
 PARKSTAT=tools/parkstat${EXEEXT:-}
 DLCHECK=tests/dlcheck${EXEEXT:-}
+ABBA=tests/abba-checked${EXEEXT:-}
 DLPTHREAD=tests/dlpthread${EXEEXT:-}
 DROPIN=${DROPIN:-$(pwd)/lib/.libs/libparkinglot-pthread.so}
 limit=60
@@ -142,18 +144,18 @@ fi
 # ---------------------------------------------------------------------
 # parkstat -p on a real deadlock of a checked build.
 
-PARKINGLOT_STATS=1 PARKINGLOT_DEADLOCK=report "$DLCHECK" hang \
+PARKINGLOT_STATS=1 PARKINGLOT_DEADLOCK=report "$ABBA" \
 	>"$tmp/h.out" 2>"$tmp/h.err" &
 hung=$!
 i=0
-while ! grep -q '^dlcheck: ' "$tmp/h.out" && kill -0 "$hung" 2>/dev/null &&
+while ! grep -q '^abba: ' "$tmp/h.out" && kill -0 "$hung" 2>/dev/null &&
 	test $i -lt 200; do
 	i=$((i + 1))
 	sleep 0.05
 done
-set -- $(sed -n 's/^dlcheck: \([0-9]*\) \([0-9]*\)$/\1 \2/p' "$tmp/h.out")
+set -- $(sed -n 's/^abba: \([0-9]*\) \([0-9]*\)$/\1 \2/p' "$tmp/h.out")
 t1=${1:-none} t2=${2:-none}
-check "dlcheck hang deadlocks, threads $t1 and $t2" test "$t1" != none -a "$t2" != none
+check "abba-checked deadlocks, threads $t1 and $t2" test "$t1" != none -a "$t2" != none
 start=$(now_ms)
 found=no
 while test $(($(now_ms) - start)) -lt 2000; do
@@ -167,15 +169,15 @@ took=$(($(now_ms) - start))
 show "$tmp/p.err"
 sed -n '/^deadlock:/,/^$/p' "$tmp/p.txt" | sed 's/^/# /'
 check "parkstat -p names the cycle within 2 s (took $took ms)" test $found = yes
-check "... dl-1 waits for dl_lock_b, held by dl-2" grep -q \
-	"^  thread $t1 (dl-1) waits for dl_lock_b (0x[0-9a-f]*), held by thread $t2, for [0-9.]* [mun]*s\$" \
+check "... abba-1 waits for abba_lock_b, held by abba-2" grep -q \
+	"^  thread $t1 (abba-1) waits for abba_lock_b (0x[0-9a-f]*), held by thread $t2, for [0-9.]* [mun]*s\$" \
 	"$tmp/p.txt"
-check "... dl-2 waits for dl_lock_a, held by dl-1" grep -q \
-	"^  thread $t2 (dl-2) waits for dl_lock_a (0x[0-9a-f]*), held by thread $t1, for [0-9.]* [mun]*s\$" \
+check "... abba-2 waits for abba_lock_a, held by abba-1" grep -q \
+	"^  thread $t2 (abba-2) waits for abba_lock_a (0x[0-9a-f]*), held by thread $t1, for [0-9.]* [mun]*s\$" \
 	"$tmp/p.txt"
-check "... each holds its first lock, taken in hang_taker" sh -c "
-	grep -q '^    holds dl_lock_a (0x[0-9a-f]*), taken at hang_taker+0x[0-9a-f]* (.*dlcheck.c:[0-9]*)\$' '$tmp/p.txt' &&
-	grep -q '^    holds dl_lock_b (0x[0-9a-f]*), taken at hang_taker+0x[0-9a-f]* (.*dlcheck.c:[0-9]*)\$' '$tmp/p.txt'"
+check "... each holds its first lock, taken in taker" sh -c "
+	grep -q '^    holds abba_lock_a (0x[0-9a-f]*), taken at taker+0x[0-9a-f]* (.*abba.c:[0-9]*)\$' '$tmp/p.txt' &&
+	grep -q '^    holds abba_lock_b (0x[0-9a-f]*), taken at taker+0x[0-9a-f]* (.*abba.c:[0-9]*)\$' '$tmp/p.txt'"
 run "$PARKSTAT" -p "$hung" --json >"$tmp/p.json" 2>>"$tmp/p.err"
 status=$?
 grep '"deadlocks"\|"tid": ' "$tmp/p.json" | sed 's/^/# /'
@@ -184,8 +186,8 @@ check "... one deadlock of both threads" sh -c "
 	grep -q '^    {\"threads\": \[$t1, $t2\]}\$' '$tmp/p.json' ||
 	grep -q '^    {\"threads\": \[$t2, $t1\]}\$' '$tmp/p.json'"
 check "... each thread held by the other, holding its first lock" sh -c "
-	grep '\"tid\": $t1, ' '$tmp/p.json' | grep -q '\"held_by\": $t2, \"deadlock\": 1, \"nheld\": 1, \"holds\": \[{\"address\": \"0x[0-9a-f]*\", \"symbol\": \"dl_lock_a\"' &&
-	grep '\"tid\": $t2, ' '$tmp/p.json' | grep -q '\"held_by\": $t1, \"deadlock\": 1, \"nheld\": 1, \"holds\": \[{\"address\": \"0x[0-9a-f]*\", \"symbol\": \"dl_lock_b\"'"
+	grep '\"tid\": $t1, ' '$tmp/p.json' | grep -q '\"held_by\": $t2, \"deadlock\": 1, \"nheld\": 1, \"holds\": \[{\"address\": \"0x[0-9a-f]*\", \"symbol\": \"abba_lock_a\"' &&
+	grep '\"tid\": $t2, ' '$tmp/p.json' | grep -q '\"held_by\": $t1, \"deadlock\": 1, \"nheld\": 1, \"holds\": \[{\"address\": \"0x[0-9a-f]*\", \"symbol\": \"abba_lock_b\"'"
 if command -v python3 >/dev/null 2>&1; then
 	check "... valid JSON" python3 -c '
 import json, sys
