@@ -9,8 +9,9 @@
  * the order it took them (HELD_MAX at most; a lock past that is not
  * watched, with one warning per process), each with the return address of
  * the call that took it, the stack pointer at that call, and whether it
- * was a read acquisition.  Only the thread itself reads or writes its
- * set, so it needs no lock; the live export gets a copy at each change
+ * was a read acquisition; a blocking acquisition joins it at its attempt
+ * (the hooks, below).  Only the thread itself reads or writes its set, so
+ * it needs no lock; the live export gets a copy at each change
  * (events.h, held).  A set is of one epoch of the detector (a turning
  * on): a thread whose set is of an older epoch starts afresh, so locks it
  * held while the detector was off make no edges.
