@@ -713,10 +713,11 @@ edges_to(struct held *t, uintptr_t b, bool b_read, uintptr_t pc)
 	}
 }
 
-/* Each hook first tests the mode itself: the drop-in calls the _at ones
- * unconditionally, and a program built before the headers tested it
- * inline calls the others so.  Acquire: a hook that sees the detector on
- * may use the graph (deadlock.h). */
+/* The mode, as the general ways (below) test it before anything that may
+ * use the graph: a caller may have seen it on just before it was turned
+ * off, and a program built before the headers tested it inline calls the
+ * hooks whatever it is.  Acquire: a hook that sees the detector on may
+ * use the graph (deadlock.h). */
 static inline bool
 checking(void)
 {
@@ -752,6 +753,9 @@ post_lock(const void *addr, unsigned flags, const void *pc, const void *cfa)
 		pop(t, addr); /* a blocking attempt that failed */
 }
 
+/* The general ways, for the drop-in (deadlock.h) and for the hooks of
+ * checked builds (below) when their fast way does not apply: each tests
+ * the mode (with acquire, before the graph is used). */
 void
 pl__chk_pre_lock_at(
     const void *addr, unsigned flags, const void *pc, const void *cfa)
@@ -772,26 +776,6 @@ void
 pl__chk_pre_unlock_at(const void *addr, unsigned flags)
 {
 	(void)flags;
-	if (!checking())
-		return;
-	struct held *t = my_held();
-	if (t)
-		pop(t, addr);
-}
-
-/* The general ways of the hooks of checked builds (below), when their
- * fast way does not apply: here the mode is tested (with acquire, before
- * the graph is used). */
-static __attribute__((noinline)) void
-pre_lock_slow(const void *addr, unsigned flags, const void *pc, const void *cfa)
-{
-	if (checking())
-		pre_lock(addr, flags, pc, cfa);
-}
-
-static __attribute__((noinline)) void
-pre_unlock_slow(const void *addr)
-{
 	if (!checking())
 		return;
 	struct held *t = my_held();
@@ -824,16 +808,10 @@ pl__chk_pre_lock(const void *addr, unsigned flags)
 	        t->epoch != __atomic_load_n(&epoch, __ATOMIC_RELAXED) ||
 	            t->busy || t->n || (flags & PL_CHK_TRY),
 	        0)) {
-		pre_lock_slow(addr, flags, pc, cfa);
+		pl__chk_pre_lock_at(addr, flags, pc, cfa);
 		return;
 	}
-	struct pli_held *h = &t->e[0];
-	h->addr = (uintptr_t)addr;
-	h->pc = (uintptr_t)pc;
-	h->cfa = (uintptr_t)cfa;
-	h->read = (flags & PL_CHK_READ) != 0;
-	t->n = 1;
-	publish(t);
+	push(t, addr, flags, pc, cfa);
 }
 
 __attribute__((noinline)) void
@@ -847,18 +825,15 @@ pl__chk_post_lock(const void *addr, unsigned flags)
 __attribute__((noinline)) void
 pl__chk_pre_unlock(const void *addr, unsigned flags)
 {
-	(void)flags;
 	struct held *t = &me;
-	unsigned n = t->n;
 	if (__builtin_expect(
 	        t->epoch != __atomic_load_n(&epoch, __ATOMIC_RELAXED) ||
-	            t->busy || n == 0 || t->e[n - 1].addr != (uintptr_t)addr,
+	            t->busy,
 	        0)) {
-		pre_unlock_slow(addr);
+		pl__chk_pre_unlock_at(addr, flags);
 		return;
 	}
-	t->n = n - 1;
-	publish(t);
+	pop(t, addr);
 }
 
 /* ---- naming, for the reports (report_lock) ---------------------------- */
