@@ -131,11 +131,13 @@ pli_kind_of(unsigned base)
  * (linked through wake_next, guarded by spare_lock, a leaf lock).  Records
  * are allocated PLI_RECORD_BLOCK at a time, each on cache lines of its
  * own, and never freed: there are never more than the peak number of
- * threads that held one at once, plus a block.  An allocator's first call
- * in a thread may set up that thread's state (jemalloc's took some 100 us
- * of CPU, when the library used it: lockbench W3's 300 new threads each
- * parking once took 3x the CPU of their next run); in blocks, one new
- * thread in PLI_RECORD_BLOCK pays it. */
+ * threads that held one at once, plus a block.  A block is a page, from
+ * mmap (alloc.c), not from malloc, whose first call in a thread sets up
+ * that thread's arena: some 100 us here, and jemalloc's took as much when
+ * the library used it (lockbench W3's 300 new threads each parking once
+ * took 3x the CPU of their next run).  One new thread in PLI_RECORD_BLOCK
+ * pays for the mmap, 15 to 30 us (doc/BENCHMARKS.md, "The table's
+ * growth"). */
 #define RECORD_STRIDE                                                          \
 	((sizeof(struct waiter) + PLI_CACHELINE - 1) &                         \
 	    ~(size_t)(PLI_CACHELINE - 1))
@@ -158,6 +160,7 @@ struct table {
 	struct table *prev; /* the retired table this one replaced */
 	struct bucket *buckets;
 };
+_Static_assert(sizeof(struct table) <= PLI_CACHELINE, "a table's header");
 
 #define INITIAL_BITS 5
 #define LOAD_FACTOR 3 /* threads per bucket before the table grows */
@@ -447,14 +450,16 @@ grow(size_t nthreads)
 		while (((size_t)1 << bits) < need)
 			bits++;
 		size_t size = (size_t)1 << bits;
-		struct table *t = pli_alloc_aligned(sizeof *t);
-		struct bucket *bk = pli_alloc_aligned(size * sizeof *bk);
-		if (t == NULL || bk == NULL) {
-			/* Keep the old table: longer chains, still correct. */
-			pli_free_aligned(t);
-			pli_free_aligned(bk);
-			return;
-		}
+		/* One allocation: the header, then the buckets from the next
+		 * cache line.  No malloc: in a thread that has not used it
+		 * yet, its first call sets up an arena, some 100 us here
+		 * (doc/BENCHMARKS.md, "The table's growth"). */
+		size_t bytes = PLI_CACHELINE + size * sizeof(struct bucket);
+		char *m = pli_alloc_aligned(bytes);
+		if (m == NULL)
+			return; /* keep the old table: longer chains, correct */
+		struct table *t = (struct table *)m;
+		struct bucket *bk = (struct bucket *)(m + PLI_CACHELINE);
 		t->size = size;
 		t->shift = 64 - bits;
 		t->buckets = bk;
@@ -462,8 +467,7 @@ grow(size_t nthreads)
 		lock_all(old);
 		if (old != __atomic_load_n(&current_table, __ATOMIC_RELAXED)) {
 			unlock_all(old);
-			pli_free_aligned(bk);
-			pli_free_aligned(t);
+			pli_free_aligned(m, bytes);
 			continue;
 		}
 		/* Move whole queues: a queue's waiters share its address. */

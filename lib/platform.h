@@ -25,10 +25,11 @@
 /* Debug output, compiled and type-checked, removed by the optimizer. */
 static const bool pli_verbose = false;
 
-/* alloc.c: cache-line-aligned allocations (posix_memalign).
- * pli_alloc_aligned returns zeroed memory or NULL. */
+/* alloc.c: cache-line-aligned allocations (mmap from a page up, else
+ * posix_memalign).  pli_alloc_aligned returns zeroed memory or NULL;
+ * pli_free_aligned takes the size it was given (p may be NULL). */
 void *pli_alloc_aligned(size_t size);
-void pli_free_aligned(void *p);
+void pli_free_aligned(void *p, size_t size);
 /* Failure injection for tests: when set and returning true, the next
  * allocation fails. */
 extern bool (*pli_alloc_fail_hook)(size_t size);
