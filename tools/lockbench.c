@@ -261,6 +261,7 @@ static FILE *csv;
 static struct {
 	char what[200];
 	bool met;
+	const char *why; /* the workload's */
 } targets[64];
 static int ntargets;
 
@@ -402,6 +403,7 @@ judge(const struct workload *w, const struct ser *s, int c, int n, char *tg)
 			cat(tg, cl->fmt, cl->bound);
 	}
 	cat(line, " (%s)", tg);
+	targets[ntargets].why = w->why;
 	targets[ntargets++].met = met;
 	return met ? "met" : "missed";
 }
@@ -921,10 +923,14 @@ main(int argc, char **argv)
 			run_workload(&work[i]);
 	printf("\nTargets (pl against %s in this run):\n",
 	    dropin ? "the drop-in" : "glibc");
+	const char *why = NULL;
 	for (int i = 0; i < ntargets; i++) {
 		printf("  %-6s  %s\n", targets[i].met ? "met" : "MISSED",
 		    targets[i].what);
 		met += targets[i].met;
+		/* The reason of a workload's misses, after its first. */
+		if (!targets[i].met && targets[i].why && targets[i].why != why)
+			printf("          why: %s\n", why = targets[i].why);
 	}
 	printf(
 	    "%d of %d targets met; took %.0f s.\n", met, ntargets, now() - t0);

@@ -168,6 +168,7 @@ struct workload {
 	int rounds;
 	double prep;
 	void (*prepare)(void), (*finish)(struct ser *);
+	const char *why; /* why its targets miss here, as far as measured */
 };
 
 extern struct workload work[];
