@@ -843,6 +843,15 @@ struct tlist tl8 = { 3, { 64, 256, 1024 } };
 	    { 5, true, true, 0, "none starved", "starved threads, worst run", \
 	        "", 0, true } }
 /* clang-format on */
+#define W2_WHY                                                                 \
+	"a bare spinlock runs 1.2x glibc here: every lock pays the lock's "    \
+	"and "                                                                 \
+	"the counter's lines crossing between the cores on each operation "    \
+	"(doc/BENCHMARKS.md, \"The whole table\")"
+#define W6_WHY                                                                 \
+	"not attributed below 1.5x; at 2 threads the one reader gets under a " \
+	"quarter against one writer, cause not investigated "                  \
+	"(doc/BENCHMARKS.md, \"The whole table\")"
 #define W8_WHY                                                                 \
 	"not attributed: one wake-up in flight brought pl from 0.3-0.9x to "   \
 	"1.1-1.2x at 0.6-0.7x glibc's CPU per operation (doc/BENCHMARKS.md, "  \
@@ -865,8 +874,8 @@ struct workload work[] = {
 	    "runs, min..max), per-thread kops/s (lowest..highest thread), CPU "
 	    "seconds per million ops (lower is better)",
 	    &tl2, 0, lk_name, F_TIMED, 22, { 0.01, 1 }, one_run,
-	    { { w2_body_fn, 0, R0, NULL, "", W2_PFMT, { 0, 3 } } },
-	    W2_FIGURES },
+	    { { w2_body_fn, 0, R0, NULL, "", W2_PFMT, { 0, 3 } } }, W2_FIGURES,
+	    .why = W2_WHY },
 	{ "W3",
 	    "W3 long holds: " S_W3_THREADS " threads each lock once and sleep "
 	    "1 ms inside; a 1 ms sleep measured %2$.3f ms, so ideal = %3$.3f "
@@ -961,14 +970,17 @@ struct workload work[] = {
 	    { { 1, false, true, 0.55, "ctx <=%.2fx", "context switches", "x",
 	          2 },
 	        { 0, false, true, 0.70, "time <=%.2fx", "time", "x", 2 } },
-	    .rounds = W5B_ROUNDS },
+	    .rounds = W5B_ROUNDS,
+	    .why = "the waiters sleep once each, the floor, but run one after "
+	           "another, each woken by the unlock before it, as the API's "
+	           "broadcast without a herd requires (README.md)" },
 	{ "W6",
 	    "W6 reader-writer: equal readers and writers, short critical "
 	    "sections; total Mops/s (median of %d runs, min..max), read and "
 	    "write shares of the total",
 	    &tl6, 0, rw_name, F_TIMED, 26, { 0.01, 1 }, w6_run,
 	    { { w6_body_fn, 0, HALVES, NULL, "", W6_PFMT, { 0, 1, 2 } } },
-	    W6_FIGURES },
+	    W6_FIGURES, .why = W6_WHY },
 	{ "W7",
 	    "W7 many locks: " S_W7_THREADS " threads lock random entries of an "
 	    "array of " S_W7_LOCKS " locks; Mops/s, median of %d runs",
@@ -1013,7 +1025,7 @@ struct workload work[] = {
 	    "seconds per million ops (lower is better); ratios pl::/std::",
 	    &tl2, 0, cxx_mutex_name, F_TIMED | F_CXX, 22, { 0.01, 1 },
 	    w2cxx_run, { { w2cxx_fn, 0, R0, NULL, "", W2_PFMT, { 0, 3 } } },
-	    W2_FIGURES },
+	    W2_FIGURES, .why = W2_WHY },
 	{ "W5acxx",
 	    "W5acxx producer/consumer in C++, as W5a: pl::condition_variable "
 	    "with std::unique_lock<pl::mutex> against std::condition_variable "
@@ -1029,7 +1041,7 @@ struct workload work[] = {
 	    "the total; ratios pl::/std::",
 	    &tl6, 0, cxx_rw_name, F_TIMED | F_CXX, 26, { 0.01, 1 }, w6cxx_run,
 	    { { w6cxx_fn, 0, HALVES, NULL, "", W6_PFMT, { 0, 1, 2 } } },
-	    W6_FIGURES },
+	    W6_FIGURES, .why = W6_WHY },
 };
 _Static_assert(sizeof work / sizeof work[0] == NWORK, "NWORK counts work[]");
 _Static_assert(W5B_ROUNDS <= NV, "a series holds W5b's broadcasts");
