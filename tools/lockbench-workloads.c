@@ -853,9 +853,10 @@ struct tlist tl8 = { 3, { 64, 256, 1024 } };
 	"quarter against one writer, cause not investigated "                  \
 	"(doc/BENCHMARKS.md, \"The whole table\")"
 #define W8_WHY                                                                 \
-	"not attributed: one wake-up in flight brought pl from 0.3-0.9x to "   \
-	"1.1-1.2x at 0.6-0.7x glibc's CPU per operation (doc/BENCHMARKS.md, "  \
-	"\"W8, and one wake-up in flight\")"
+	"on 2 CPUs 1.5x glibc asks one lock for what pl's W2 loop does at 2 "  \
+	"to 32 threads without W8's clock read per operation, and 16 locks "   \
+	"for about what two threads alone on locks of their own would do "     \
+	"without it (doc/BENCHMARKS.md, \"Issue 16's goals\")"
 
 /* The tables leave the trailing fields of their entries zero. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
