@@ -22,7 +22,9 @@
 #      wait above zero and the starved threads, with the target on the
 #      pl row (its result depends on the machine, so it is not asserted);
 #   8. in that run's summary, a workload's first missed target is followed
-#      by a "why:" line, and no "why:" line follows anything else.
+#      by a "why:" line, and no "why:" line follows anything else;
+#   9. with the drop-in preloaded from outside (as tools/parkstat does),
+#      the pthread rows are labelled dropin_* and the header says so.
 #
 # Run from the top of the build directory, like tests/torture.sh, under
 # `timeout` where it exists.
@@ -36,9 +38,9 @@ else
 	run() { "$prog" "$@" >"$tmp/out" 2>"$tmp/err"; }
 fi
 
-echo "1..8"
+echo "1..9"
 if test ! -x "$prog"; then
-	for i in 1 2 3 4 5 6 7 8; do
+	for i in 1 2 3 4 5 6 7 8 9; do
 		echo "not ok $i - lockbench ($prog not built in $(pwd))"
 	done
 	exit 0
@@ -157,4 +159,22 @@ why_ok() {
 			END { exit !(m > 0 ? n > 0 : n == 0) }' "$tmp/out"
 }
 ok "a missed target's reason follows it, and only then" why_ok
+
+so=lib/.libs/libparkinglot-pthread.so
+if test ! -r "$so"; then
+	n=$((n + 1))
+	echo "ok $n # SKIP no drop-in built at $so"
+else
+	LD_PRELOAD=$(pwd)/$so run -w W1 -l pl,pthread -d 0.05 -r 1
+	rc=$?
+	preload_ok() {
+		test "$rc" = 0 &&
+			grep -q "^lockbench: libparkinglot against the drop-in" \
+				"$tmp/out" &&
+			grep -q "^dropin_mutex " "$tmp/out" &&
+			! grep -q "^pthread_mutex " "$tmp/out"
+	}
+	ok "the drop-in preloaded from outside: rows labelled dropin_*" \
+		preload_ok
+fi
 exit 0

@@ -840,6 +840,12 @@ main(int argc, char **argv)
 	}
 	if (dropin)
 		dropin_mode(argv);
+	else if (dropin_serves_pthread()) {
+		/* Preloaded from outside (tools/parkstat does it): the
+		 * pthread rows run on the drop-in, and must say so. */
+		dropin = true;
+		dropin_relabel();
+	}
 	for (int i = 0; i < NWORK; i++) /* all: those that were built */
 		w_sel[i] |= !any && (cxx_built || !(work[i].flags & F_CXX));
 	if (t_given) { /* W6 takes the even counts: equal readers, writers */
@@ -897,7 +903,8 @@ main(int argc, char **argv)
 	if (dropin)
 		printf("drop-in: %s (the targets below are glibc's; here they "
 		       "compare pl with the drop-in)\n",
-		    getenv(DROPIN_ENV));
+		    getenv(DROPIN_ENV) ? getenv(DROPIN_ENV)
+		                       : "preloaded by the caller");
 #ifdef PL_CHECKED
 	/* tools/lockbench-checked: the pl rows go through the deadlock
 	 * detector's hooks; it is on unless PARKINGLOT_DEADLOCK says. */
