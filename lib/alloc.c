@@ -8,10 +8,11 @@
  * hands the pages over zeroed and already mapped, in one system call.
  * Through malloc, the same memory was faulted in one page at a time by
  * the memset that zeroes it, and in a thread's first allocation the
- * allocator also sets up that thread's arena; the park that grows the
- * table or takes a new block of records paid for both, 60 to 300 us here
- * against 10 to 20 us this way (doc/BENCHMARKS.md, "The table's
- * growth").  Smaller allocations (a table's header) stay with
+ * allocator also sets up that thread's arena: a block of records took
+ * 57 to 307 us that way here, 8 to 43 us this way, and the 32 KiB table
+ * of 512 buckets 82 to 150 us against 12 to 27 (doc/BENCHMARKS.md,
+ * "Where the growth's time went").  Anything smaller than a page (a
+ * block of records where pages are 16 or 64 KiB) stays with
  * posix_memalign.
  */
 #include <stdlib.h>

@@ -131,13 +131,14 @@ pli_kind_of(unsigned base)
  * (linked through wake_next, guarded by spare_lock, a leaf lock).  Records
  * are allocated PLI_RECORD_BLOCK at a time, each on cache lines of its
  * own, and never freed: there are never more than the peak number of
- * threads that held one at once, plus a block.  A block is a page, from
- * mmap (alloc.c), not from malloc, whose first call in a thread sets up
- * that thread's arena: some 100 us here, and jemalloc's took as much when
- * the library used it (lockbench W3's 300 new threads each parking once
- * took 3x the CPU of their next run).  One new thread in PLI_RECORD_BLOCK
- * pays for the mmap, 15 to 30 us (doc/BENCHMARKS.md, "The table's
- * growth"). */
+ * threads that held one at once, plus a block.  A block (a page here)
+ * comes from mmap (alloc.c), not from malloc, whose first call in a
+ * thread sets up that thread's arena: some 100 us here, and jemalloc's
+ * took as much when the library used it (lockbench W3's 300 new threads
+ * each parking once took 3x the CPU of their next run).  The first park
+ * of one new thread in PLI_RECORD_BLOCK pays for the mmap: 16 to 38 us,
+ * medians of 7 runs (doc/BENCHMARKS.md, "Where the growth's time
+ * went"). */
 #define RECORD_STRIDE                                                          \
 	((sizeof(struct waiter) + PLI_CACHELINE - 1) &                         \
 	    ~(size_t)(PLI_CACHELINE - 1))
@@ -453,7 +454,7 @@ grow(size_t nthreads)
 		/* One allocation: the header, then the buckets from the next
 		 * cache line.  No malloc: in a thread that has not used it
 		 * yet, its first call sets up an arena, some 100 us here
-		 * (doc/BENCHMARKS.md, "The table's growth"). */
+		 * (doc/BENCHMARKS.md, "Where the growth's time went"). */
 		size_t bytes = PLI_CACHELINE + size * sizeof(struct bucket);
 		char *m = pli_alloc_aligned(bytes);
 		if (m == NULL)
