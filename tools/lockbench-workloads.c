@@ -844,10 +844,9 @@ struct tlist tl8 = { 3, { 64, 256, 1024 } };
 	        "", 0, true } }
 /* clang-format on */
 #define W2_WHY                                                                 \
-	"a bare spinlock runs 1.2x glibc here: every lock pays the lock's "    \
-	"and "                                                                 \
-	"the counter's lines crossing between the cores on each operation "    \
-	"(doc/BENCHMARKS.md, \"The whole table\")"
+	"a bare spinlock runs 1.2x glibc here: every lock pays the "           \
+	"lock's and the counter's lines crossing between the cores on each "   \
+	"operation (doc/BENCHMARKS.md, \"The whole table\")"
 #define W6_WHY                                                                 \
 	"not attributed below 1.5x; at 2 threads the one reader gets under a " \
 	"quarter against one writer, cause not investigated "                  \
