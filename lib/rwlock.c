@@ -195,7 +195,7 @@ static int
 rdlock_until(pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
 {
 	struct pli_spinner sp;
-	pli_spinner_init(&sp);
+	pli_spinner_init(&sp, NULL);
 	pli_event_contended(l, PLI_KIND_PL_RWLOCK);
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 	struct rd_ctx r = { l, false };
@@ -423,7 +423,7 @@ static int
 wrlock_until(pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
 {
 	struct pli_spinner sp;
-	pli_spinner_init(&sp);
+	pli_spinner_init(&sp, NULL);
 	pli_event_contended(writer_key(l), PLI_KIND_PL_RWLOCK);
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 	for (;;) {

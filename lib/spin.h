@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The spin phase of every lock's slow path (inline, no state of its own
- * beyond the caller's struct pli_spinner).
+ * The spin phase of every lock's slow path: inline, no state of its own
+ * beyond the caller's struct pli_spinner but the history of the yield
+ * rounds (spin.c).
  */
 #ifndef PARKINGLOT_SPIN_H
 #define PARKINGLOT_SPIN_H
@@ -27,6 +28,12 @@
  * the yield rounds also end, and the thread parks, once they have taken
  * twice their nominal time (2 x yield_limit x poll_ns from the first).
  *
+ * The yield rounds adapt: a spinner given the lock's address (the mutex
+ * and the bit locks) runs them only while they have been paying off on
+ * that lock, and otherwise parks after its pause rounds; spin.c says how
+ * it decides.  (The rwlock's waiters spin mostly behind a claim, when the
+ * phase is known to be about to change, and pass NULL.)
+ *
  * Callers spin only while nobody is parked on the lock (with a queue, the
  * lock goes to a woken waiter, and spinning only burns a core), and start
  * over after each wake-up.  The spinner also keeps the statistics: a
@@ -36,15 +43,27 @@
 struct pli_spinner {
 	unsigned spins, yields;
 	unsigned spin_limit, yield_limit, pauses, poll_ns;
+	unsigned adapt;     /* the tuning's, 0 without an address */
+	const void *addr;   /* the lock, whose yield rounds' history counts */
 	uint64_t yield_end; /* when the yield rounds must stop */
 	bool parked;
 };
 
+/* spin.c: the history of the yield rounds on the lock at addr: whether
+ * a waiter may start them (and is counted as one that did), g = adapt
+ * being how many may start them before one pays; that they paid; the
+ * byte, for the tests. */
+bool pli_spin_may_yield(const void *addr, unsigned g);
+void pli_spin_yields_paid(const void *addr);
+unsigned pli_spin_history(const void *addr);
+
 static inline void
-pli_spinner_init(struct pli_spinner *sp)
+pli_spinner_init(struct pli_spinner *sp, const void *addr)
 {
 	pli_tuning_kick();
 	const struct pli_tuning *t = pli_tuning();
+	sp->adapt = addr ? __atomic_load_n(&t->adapt, __ATOMIC_RELAXED) : 0;
+	sp->addr = addr;
 	sp->spins = sp->yields = 0;
 	sp->spin_limit = __atomic_load_n(&t->pub.spin_limit, __ATOMIC_RELAXED);
 	sp->yield_limit =
@@ -62,6 +81,9 @@ pli_spin_begin(struct pli_spinner *sp)
 	if (sp->spins < sp->spin_limit)
 		sp->spins++;
 	else if (sp->yields < sp->yield_limit) {
+		if (sp->yields == 0 && sp->adapt &&
+		    !pli_spin_may_yield(sp->addr, sp->adapt))
+			return false; /* park: yields == 0 says nothing */
 		uint64_t now = pli_now_ns();
 		if (sp->yields++ == 0)
 			sp->yield_end =
@@ -131,6 +153,8 @@ pli_spinner_acquired(const struct pli_spinner *sp)
 {
 	if (!sp->parked)
 		pli_stat_add(PLI_SPIN_ACQUIRES, 1);
+	if (sp->yields && sp->adapt)
+		pli_spin_yields_paid(sp->addr);
 }
 
 #endif /* PARKINGLOT_SPIN_H */

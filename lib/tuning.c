@@ -45,6 +45,7 @@
 #define MAX_SPIN 1000000u
 #define MAX_YIELD 1000u
 #define MAX_FAIR_US 10000000u
+#define MAX_ADAPT 200u /* spin.c's byte holds it and 16 more */
 
 /*
  * Defaults for a machine where other PUs can release a lock meanwhile; see
@@ -68,6 +69,10 @@
 #define DEFAULT_SPIN 2u
 #define DEFAULT_YIELD 20u
 #define DEFAULT_FAIR_US 1000u
+/* Once 4 waiters on a lock started their yield rounds without one of
+ * them getting the lock, the next ones skip them (spin.c;
+ * doc/BENCHMARKS.md, "Adaptive spinning"). */
+#define DEFAULT_ADAPT 4u
 #define DEFAULT_POLL_NS 2500u
 #define MAX_POLL_NS 1000000u
 #define MAX_PAUSES 100000u
@@ -82,6 +87,7 @@ struct pli_tuning pli_tuning_v = {
 	.poll_ns = DEFAULT_POLL_NS,
 	.pause_per_spin = DEFAULT_POLL_NS / ASSUMED_PAUSE_NS,
 	.pause_ns = ASSUMED_PAUSE_NS,
+	.adapt = DEFAULT_ADAPT,
 };
 
 /* The refinement (tuning.h): NONE, RUNNING (in the first slow path, or
@@ -126,11 +132,12 @@ env_override(const char *name, unsigned max, unsigned *val, bool warn)
 	return true;
 }
 
-/* The four overrides over t, each where it is valid; whether
+/* The five overrides over t, each where it is valid; whether
  * PARKINGLOT_POLL_NS was one. */
 static bool
 env_apply(struct pli_tuning *t, bool warn)
 {
+	env_override("PARKINGLOT_ADAPT", MAX_ADAPT, &t->adapt, warn);
 	env_override("PARKINGLOT_SPIN", MAX_SPIN, &t->pub.spin_limit, warn);
 	env_override("PARKINGLOT_YIELD", MAX_YIELD, &t->pub.yield_limit, warn);
 	env_override(
@@ -161,6 +168,7 @@ publish(const struct pli_tuning *t)
 	store(&v->poll_ns, t->poll_ns);
 	store(&v->pause_ns, t->pause_ns);
 	store(&v->pause_per_spin, t->pause_per_spin);
+	store(&v->adapt, t->adapt);
 }
 
 /* What one pause instruction costs here, in ns (at least 1): the best of
@@ -197,6 +205,7 @@ refine(void)
 	struct pli_tuning t;
 	t.pub.fair_interval_us = DEFAULT_FAIR_US;
 	t.poll_ns = DEFAULT_POLL_NS;
+	t.adapt = DEFAULT_ADAPT;
 	if (topo.pus <= 1) {
 		/* The holder cannot run while we spin: park at once. */
 		t.pub.spin_limit = 0;
@@ -219,10 +228,10 @@ refine(void)
 		fprintf(stderr,
 		    "libparkinglot: %u PUs, %u cores, %u per core (%s): "
 		    "spin %u, yield %u, each round %u pauses of %u ns, "
-		    "fair %u us\n",
+		    "fair %u us, adapt %u\n",
 		    topo.pus, topo.cores, topo.pus_per_core, topo.source,
 		    t.pub.spin_limit, t.pub.yield_limit, t.pause_per_spin,
-		    t.pause_ns, t.pub.fair_interval_us);
+		    t.pause_ns, t.pub.fair_interval_us, t.adapt);
 	pli_word_lock(&publish_lock);
 	publish(&t);
 	pli_word_unlock(&publish_lock);

@@ -16,6 +16,7 @@ struct pli_tuning {
 	unsigned poll_ns;        /* wait of a spin round (PARKINGLOT_POLL_NS) */
 	unsigned pause_per_spin; /* pause instructions making up that wait */
 	unsigned pause_ns;       /* measured cost of one */
+	unsigned adapt; /* yielders without a gain before skipping (spin.c) */
 };
 
 /* The tuning in force: static defaults until refined (tuning.c). */

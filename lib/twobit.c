@@ -188,7 +188,7 @@ pli_twobit_lock(const struct pli_twobit *l, clockid_t clock,
     const struct timespec *deadline)
 {
 	struct pli_spinner sp;
-	pli_spinner_init(&sp);
+	pli_spinner_init(&sp, l->word);
 	pli_event_contended(
 	    l->word, l->shared ? PLI_KIND_PL_BITLOCK : PLI_KIND_PL_MUTEX);
 	bool checked = deadline == NULL;

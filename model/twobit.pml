@@ -89,7 +89,9 @@
  *     (ThreadSanitizer and tools/torture cover them);
  *   - spinning is left out: a spin round only reloads the word, and a
  *     thread that goes to park instead finds L clear in validate and
- *     retries, which reaches the same states; pl_*_trylock (the loop of
+ *     retries, which reaches the same states; so is how long a thread
+ *     spins (the adaptive yield rounds of lib/spin.c only make it park
+ *     sooner, which the model's waiter may always do); pl_*_trylock (the loop of
  *     the lock without the park) and the condition variable's requeue
  *     onto the mutex are not modelled (cond.pml checks the requeue);
  *     statistics, clocks and the fairness deadline are not modelled

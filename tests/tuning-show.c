@@ -16,8 +16,9 @@ main(void)
 	struct pl_tuning t;
 	pl_tuning_get(&t);
 	const struct pli_tuning *in = pli_tuning();
-	printf("spin=%u yield=%u fair=%u poll_ns=%u pauses=%u pause_ns=%u\n",
+	printf("spin=%u yield=%u fair=%u poll_ns=%u pauses=%u pause_ns=%u "
+	       "adapt=%u\n",
 	    t.spin_limit, t.yield_limit, t.fair_interval_us, in->poll_ns,
-	    in->pause_per_spin, in->pause_ns);
+	    in->pause_per_spin, in->pause_ns, in->adapt);
 	return 0;
 }

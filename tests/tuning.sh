@@ -8,7 +8,7 @@ show=tests/tuning-show
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-echo "1..14"
+echo "1..17"
 
 # ok DESC COMMAND...: see tests/tap-ok.sh.
 . "$(dirname "$0")/tap-ok.sh"
@@ -43,6 +43,8 @@ ok "default round 2500 ns of measured pauses" \
 	test "$(field poll_ns)" = 2500 -a "$(field pause_ns)" -ge 1 -a \
 	"$(field pauses)" -ge 1 -a \
 	"$(($(field pauses) * $(field pause_ns)))" -le 2500
+ok "default adaptive yield rounds: 4 unpaid in a row" \
+	test "$(field adapt)" = 4
 ok "defaults print nothing" test ! -s "$tmp/err"
 
 # One PU in the affinity mask: the holder cannot run while we spin.
@@ -55,9 +57,9 @@ else
 fi
 
 run PARKINGLOT_SPIN=7 PARKINGLOT_YIELD=3 PARKINGLOT_FAIR_US=500 \
-	PARKINGLOT_POLL_NS=0
+	PARKINGLOT_POLL_NS=0 PARKINGLOT_ADAPT=0
 ok "overrides taken" test "$(field spin)" = 7 -a "$(field yield)" = 3 -a \
-	"$(field fair)" = 500 -a "$(field poll_ns)" = 0
+	"$(field fair)" = 500 -a "$(field poll_ns)" = 0 -a "$(field adapt)" = 0
 ok "PARKINGLOT_POLL_NS=0: one pause a round" test "$(field pauses)" = 1
 ok "overrides print nothing" test ! -s "$tmp/err"
 
@@ -68,7 +70,8 @@ ok "PARKINGLOT_POLL_NS=1000000: 1 ms of pauses a round" \
 # Malformed: one line naming the variable, the value, the range and the
 # default kept.
 for v in "PARKINGLOT_SPIN=lots" "PARKINGLOT_YIELD=-1" \
-	"PARKINGLOT_FAIR_US=10000001" "PARKINGLOT_POLL_NS=2.5"; do
+	"PARKINGLOT_FAIR_US=10000001" "PARKINGLOT_POLL_NS=2.5" \
+	"PARKINGLOT_ADAPT=201"; do
 	name=${v%%=*}
 	val=${v#*=}
 	run "$v"
@@ -77,5 +80,7 @@ done
 run PARKINGLOT_SPIN=lots
 ok "malformed PARKINGLOT_SPIN keeps the default spin" \
 	test "$(field spin)" = "$(run; field spin)"
+run PARKINGLOT_ADAPT=201
+ok "PARKINGLOT_ADAPT=201 keeps the default 4" test "$(field adapt)" = 4
 
 exit 0
