@@ -23,7 +23,13 @@
 #      pl row (its result depends on the machine, so it is not asserted);
 #   8. in that run's summary, a workload's first missed target is followed
 #      by a "why:" line, and no "why:" line follows anything else;
-#   9. with the drop-in preloaded from outside (as tools/parkstat does),
+#   9. -w W9 runs each run of W2 in a child process, the fixed policy's
+#      with PARKINGLOT_ADAPT=0 in place of the caller's value (a malformed
+#      one is reported by the parent and by the adaptive rows' children
+#      only), run 1 of both before run 2 of either, and the CSV has both
+#      rows with the ratio on the adaptive one;
+#  10. a bad --one-run (W9's child) is an error: exit 2, one line;
+#  11. with the drop-in preloaded from outside (as tools/parkstat does),
 #      the pthread rows are labelled dropin_* and the header says so.
 #
 # Run from the top of the build directory, like tests/torture.sh, under
@@ -38,9 +44,9 @@ else
 	run() { "$prog" "$@" >"$tmp/out" 2>"$tmp/err"; }
 fi
 
-echo "1..9"
+echo "1..11"
 if test ! -x "$prog"; then
-	for i in 1 2 3 4 5 6 7 8 9; do
+	for i in 1 2 3 4 5 6 7 8 9 10 11; do
 		echo "not ok $i - lockbench ($prog not built in $(pwd))"
 	done
 	exit 0
@@ -64,11 +70,11 @@ dry_ok() {
 }
 ok "-n prints the expected duration and runs nothing" dry_ok
 
-run -w W1,W9
+run -w W1,W10
 rc=$?
 bad_ok() {
 	test "$rc" = 2 -a "$(wc -l <"$tmp/err")" = 1 -a ! -s "$tmp/out" &&
-		grep -q "W9" "$tmp/err"
+		grep -q "W10" "$tmp/err"
 }
 ok "an unknown workload: exit 2 and one line naming it" bad_ok
 
@@ -159,6 +165,25 @@ why_ok() {
 			END { exit !(m > 0 ? n > 0 : n == 0) }' "$tmp/out"
 }
 ok "a missed target's reason follows it, and only then" why_ok
+
+PARKINGLOT_ADAPT=bad run -w W9 -t 2 -d 0.05 -r 2 -o "$tmp/lb.csv"
+rc=$?
+w9_ok() {
+	test "$rc" = 0 &&
+		test "$(grep -c 'ignoring PARKINGLOT_ADAPT="bad"' "$tmp/err")" = 3 &&
+		grep -o "W9 2 threads pl_mutex[_a-z]* run [12]" "$tmp/err" |
+		tr '\n' ';' | grep -qx "W9 2 threads pl_mutex run 1;W9 2 threads pl_mutex_fixed run 1;W9 2 threads pl_mutex run 2;W9 2 threads pl_mutex_fixed run 2;" &&
+		field W9 pl_mutex throughput 9 | grep -q "^[0-9]" &&
+		field W9 pl_mutex_fixed throughput 6 | grep -q "^[0-9]"
+}
+ok "-w W9: children with and without PARKINGLOT_ADAPT=0, alternating" w9_ok
+
+run --one-run W2x,2
+rc=$?
+one_ok() {
+	test "$rc" = 2 -a "$(wc -l <"$tmp/err")" = 1 -a ! -s "$tmp/out"
+}
+ok "a bad --one-run: exit 2 and one line" one_ok
 
 so=lib/.libs/libparkinglot-pthread.so
 if test ! -r "$so"; then

@@ -19,8 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,6 +68,7 @@ const char *lk_name[NLK] = { "pl_mutex", "pthread_mutex", "pthread_adaptive",
 const char *const lk_opt[NLK] = { "pl", "pthread", "adaptive", "spin" };
 const char *cv_name[2] = { "pl_cond+pl_mutex", "pthread_cond+mutex" };
 const char *rw_name[2] = { "pl_rwlock", "pthread_rwlock" };
+const char *ad_name[2] = { "pl_mutex", "pl_mutex_fixed" };
 const char *cxx_mutex_name[2] = { "pl::mutex", "std::mutex" };
 const char *cxx_cv_name[2] = { "pl::condition_variable",
 	"std::condition_variable" };
@@ -562,6 +565,80 @@ one_run(struct run *r)
 	lk_setup(r->k, &one.lk, false);
 }
 
+/*
+ * W9: W2's runs, each in a process of its own (this program again, with
+ * --one-run), so that the library's tuning, read once per process, can
+ * differ: kind 0 with the environment as given (the adaptive yield rounds
+ * on, unless PARKINGLOT_ADAPT says otherwise), kind 1 with
+ * PARKINGLOT_ADAPT=0 (the fixed policy of the versions before).  The
+ * child writes its run's figures, v[] in order, on one line.
+ */
+extern char **environ;
+
+static char **
+env_with(const char *extra)
+{
+	size_t n = 0, m = 0;
+	while (environ[n] != NULL)
+		n++;
+	char **e = malloc((n + 2) * sizeof *e);
+	if (e == NULL)
+		die("malloc", errno);
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "PARKINGLOT_ADAPT=", 17) != 0 ||
+		    extra == NULL)
+			e[m++] = environ[i];
+	if (extra != NULL)
+		e[m++] = (char *)extra;
+	e[m] = NULL;
+	return e;
+}
+
+static void
+w9_run(struct run *r)
+{
+	char spec[32], dur[32], out[R_N * 32], *p = out, *end;
+	char *argv[] = { "lockbench", "--one-run", spec, "-d", dur, NULL };
+	char **envp = env_with(r->k == 1 ? "PARKINGLOT_ADAPT=0" : NULL);
+	posix_spawn_file_actions_t fa;
+	int fd[2], status, err;
+	size_t len = 0;
+	ssize_t got;
+	pid_t pid;
+
+	snprintf(spec, sizeof spec, "W2,%d", r->n);
+	snprintf(dur, sizeof dur, "%.17g", secs);
+	if (pipe(fd) != 0)
+		die("pipe", errno);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+	posix_spawn_file_actions_addclose(&fa, fd[0]);
+	posix_spawn_file_actions_addclose(&fa, fd[1]);
+	fflush(NULL);
+	err = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	free(envp);
+	close(fd[1]);
+	if (err != 0)
+		die("posix_spawn /proc/self/exe", err);
+	while (len < sizeof out - 1 &&
+	    ((got = read(fd[0], out + len, sizeof out - 1 - len)) > 0 ||
+	        (got < 0 && errno == EINTR)))
+		len += got > 0 ? (size_t)got : 0;
+	out[len] = '\0';
+	close(fd[0]);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			die("waitpid", errno);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) /* it said why */
+		exit(WIFEXITED(status) ? WEXITSTATUS(status) : 2);
+	for (int i = 0; i < R_N; i++, p = end) {
+		r->v[i] = strtod(p, &end);
+		if (end == p)
+			check_failed("--one-run wrote \"%s\"", out);
+	}
+}
+
 /* W5: set up (up) or tear down the mutex, the conditions and the data. */
 static void
 cv_setup(int k, bool up)
@@ -789,7 +866,7 @@ struct tlist tl8 = { 3, { 64, 256, 1024 } };
 #define W5A_PFMT "%.3f Mitems/s"
 #define W6_PFMT "%.2f Mops/s, reads %.1f%%, writes %.1f%%"
 /* clang-format off */
-#define W2_FIGURES                                                         \
+#define W2_METRICS                                                         \
 	{ { "throughput", "ops/s", R_OPS, R_EL, 1e-6 },                    \
 	    { "thread_min", "ops/s", R_LO, R_EL, 0, 0, 0, M_NORATIO },     \
 	    { "thread_max", "ops/s", R_HI, R_EL, 0, 0, 0, M_NORATIO },     \
@@ -799,7 +876,9 @@ struct tlist tl8 = { 3, { 64, 256, 1024 } };
 	    { "thread kops/s", 16, C_PAIR, 1, 1e-3, 0 },                   \
 	    { "CPU s/Mop", 9, C_MED, 3, 1, 3 },                            \
 	    { "ratio", 7, C_RATIO, 0 },                                    \
-	    { "CPU ratio", 9, C_RATIO, 3 } },                              \
+	    { "CPU ratio", 9, C_RATIO, 3 } }
+#define W2_FIGURES                                                         \
+	W2_METRICS,                                                        \
 	{ { 0, false, false, 1.70, ">=%.2fx", "throughput", "x", 2 },      \
 	    { 3, false, true, 0.70, "CPU <=%.2fx", "CPU/op", "x", 2 } }
 #define W5A_FIGURES                                                        \
@@ -857,6 +936,12 @@ struct tlist tl8 = { 3, { 64, 256, 1024 } };
 	"for about what two threads alone on locks of their own would do "     \
 	"without it (doc/BENCHMARKS.md, \"Issue 16's goals\")"
 
+#define W9_WHY                                                                 \
+	"W2's waiters reach the yield rounds 15 to 500 times a second out of " \
+	"16 to 23 million acquisitions, so both rows run the same code and "   \
+	"the ratio is the spread between runs, 0.70-1.37x in paired runs "     \
+	"(doc/BENCHMARKS.md, \"Adaptive spinning\")"
+
 /* The tables leave the trailing fields of their entries zero. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 struct workload work[] = {
@@ -899,10 +984,11 @@ struct workload work[] = {
 	            3 },
 	        { 2, false, true, 1.00, "CPU<=%.2fx", "CPU", "x", 2 } },
 	    .prep = 0.11, .prepare = w3_prepare,
-	    .why =
-	        "CPU: the 300 threads start at once and spin and yield until "
-	        "the first parks; fewer yield rounds cost W4, one spinner "
-	        "at a time cost W2 (doc/BENCHMARKS.md, \"W3's CPU\")" },
+	    .why = "CPU: each of the 300 threads pauses 5 us and parks through "
+	           "the table; the adaptive yield rounds took it from 1.36x to "
+	           "1.02x glibc's (medians of 4 paired runs), and the spread "
+	           "between runs is wider (doc/BENCHMARKS.md, \"Adaptive "
+	           "spinning\")" },
 	{ "W4",
 	    "W4 useful work: 2 threads run the W2 loop while 2 threads do "
 	    "units of " S_YIELD_WORK " xorshift steps + sched_yield; each "
@@ -1016,6 +1102,18 @@ struct workload work[] = {
 	    { { w8_body_fn, 0, R0, NULL, "", "%.2f Mops/s, longest %.1f ms",
 	        { 0, 4 } } },
 	    W8_FIGURES, .why = W8_WHY },
+	/* The adaptive yield rounds (lib/spin.c) against the fixed ones: the
+	 * step's functions are W2's, which the child process runs. */
+	{ "W9",
+	    "W9 adaptive spinning: the W2 loop with the library's adaptive "
+	    "yield rounds (pl_mutex) and without them (pl_mutex_fixed: "
+	    "PARKINGLOT_ADAPT=0), each run in a process of its own; total "
+	    "Mops/s (median of %d runs, min..max), per-thread kops/s, CPU "
+	    "seconds per million ops; ratios adaptive/fixed",
+	    &tl2, 0, ad_name, F_TIMED, 22, { 0.02, 1 }, w9_run,
+	    { { w2_body_fn, 0, R0, NULL, "", W2_PFMT, { 0, 3 } } }, W2_METRICS,
+	    { { 0, false, false, 1.00, ">=%.2fx", "throughput kept", "x", 2 } },
+	    .why = W9_WHY },
 	/* The C++ types against the standard library's: W2, W5a and W6
 	 * through tools/lockbench-cxx.cc, kinds 0 (pl::) and 1 (std::). */
 	{ "W2cxx",

@@ -33,6 +33,10 @@
  *       thread's share of the mean (fairness: a thread with no operation
  *       is starved), and the longest any thread went between two of its
  *       unlocks.  Its thread counts are fixed (-t does not change them).
+ *   W9  the adaptive yield rounds (lib/spin.c): the W2 loop with them and
+ *       with PARKINGLOT_ADAPT=0, each run in a child process of this
+ *       program (--one-run), since the library reads its tuning once per
+ *       process; ratios adaptive/fixed.
  *   W2cxx, W5acxx, W6cxx  the C++ types of <parkinglot.hpp> against the
  *       standard library's, in the loops of W2, W5a and W6 (W2's and W6's
  *       thread counts, the same figures, checks and targets), written as
@@ -49,8 +53,9 @@
  * CLOCK_THREAD_CPUTIME_ID from the start barrier to its end, summed.
  * Thread i is pinned to the i-th CPU of the affinity mask (modulo their
  * number), every run starts fresh threads, every cell is several short
- * runs.  A progress line per run goes to stderr; -o writes every figure as
- * CSV; --plot draws W2 and W6 with tools/lockbench-plot.sh (gnuplot).
+ * runs, run r of every lock before run r + 1 of any.  A progress line
+ * per run goes to stderr; -o writes every figure as CSV; --plot draws W2
+ * and W6 with tools/lockbench-plot.sh (gnuplot).
  * Exit status: 0 (whatever the targets); 1 if a check found a lock letting
  * two threads in or losing an item; 2 for usage and system errors (and for
  * a C++ workload named when configure found no C++17 compiler: then
@@ -518,8 +523,20 @@ expected(const struct workload *w)
 	return e;
 }
 
+/* Runs from..to - 1 (of nrun) of lock kind k in cell c, each of every
+ * step that is not global. */
+static void
+run_runs(const struct workload *w, int c, int k, int from, int to, int nrun)
+{
+	for (int r = from; kind_on(w, k) && r < to; r++)
+		for (int st = 0; st < 3 && w->step[st].fn; st++)
+			if (!w->step[st].global)
+				run_step(w, st, k, cell_threads(w, c), r, nrun,
+				    res[c][k]);
+}
+
 /* Run a workload: its set-up and global steps, then for each cell (thread
- * count and lock kind) its runs of its steps; then its table. */
+ * count) the runs of its steps with each lock kind; then its table. */
 static void
 run_workload(const struct workload *w)
 {
@@ -534,17 +551,18 @@ run_workload(const struct workload *w)
 	for (int st = 0; st < 3 && w->step[st].fn; st++)
 		for (int r = 0; w->step[st].global && r < runs; r++)
 			run_step(w, st, LK_PL, 1, r, runs, glob);
-	for (int c = 0; c < ncells(w); c++)
-		for (int k = 0; k < NLK; k++) {
-			for (int r = 0; kind_on(w, k) && r < nrun; r++)
-				for (int st = 0; st < 3 && w->step[st].fn; st++)
-					if (!w->step[st].global)
-						run_step(w, st, k,
-						    cell_threads(w, c), r, nrun,
-						    res[c][k]);
+	for (int c = 0; c < ncells(w); c++) {
+		/* Run r of every lock, then run r + 1: a drift of the
+		 * machine's speed within a cell falls on all of them alike.
+		 * A workload of rounds runs each lock's in a row. */
+		int per = w->rounds ? nrun : 1;
+		for (int r = 0; r < nrun; r += per)
+			for (int k = 0; k < NLK; k++)
+				run_runs(w, c, k, r, r + per, nrun);
+		for (int k = 0; k < NLK; k++)
 			if (kind_on(w, k) && w->finish)
 				w->finish(res[c][k]);
-		}
+	}
 	print_table(w);
 }
 
@@ -595,7 +613,7 @@ usage(FILE *f, const char *argv0)
 	    "Measures libparkinglot against glibc's locks, and its C++ types\n"
 	    "against the standard library's; prints a table per workload with\n"
 	    "the ratio pl/pthread (pl::/std::) of the medians and the target.\n"
-	    "  -w LIST     workloads: W1..W8, W5a, W5b, W8x16 (W8: both); the\n"
+	    "  -w LIST     workloads: W1..W9, W5a, W5b, W8x16 (W8: both); the\n"
 	    "              C++ types: W2cxx, W5acxx, W6cxx, or cxx for the\n"
 	    "              three (default: all)\n"
 	    "  -t LIST     thread counts for W2 and W6 and their C++ twins\n"
@@ -754,17 +772,51 @@ dropin_mode(char **argv)
 	die("execv /proc/self/exe", errno);
 }
 
+/* --one-run NAME,N (W9's child process): one run of workload NAME's
+ * first step with N threads on pl_mutex, its figures v[] on one line of
+ * stdout, nothing else; exit 1 if its check fails, 2 for a bad NAME,N. */
+static int
+child_run(const char *spec)
+{
+	const char *comma = strchr(spec, ',');
+	char *end;
+	long n = comma ? strtol(comma + 1, &end, 10) : 0;
+	const struct workload *w = NULL;
+
+	for (int i = 0; comma && i < NWORK; i++)
+		if (strncmp(work[i].name, spec, (size_t)(comma - spec)) == 0 &&
+		    work[i].name[comma - spec] == '\0')
+			w = &work[i];
+	if (w == NULL || *end != '\0' || n < 1 || n > MAXTHREADS) {
+		fprintf(stderr, "lockbench: bad --one-run %s\n", spec);
+		return 2;
+	}
+	struct run R = { .k = LK_PL, .n = (int)n, .fn = w->step[0].fn[LK_PL] };
+	R.timed = w->flags & F_TIMED;
+	R.v[R_ONE] = 1;
+	snprintf(who, sizeof who, "%s %ld threads pl_mutex", w->name, n);
+	if ((R.t = calloc((size_t)R.n, sizeof *R.t)) == NULL)
+		die("calloc", errno);
+	w->run(&R);
+	free(R.t);
+	for (int i = 0; i < R_N; i++)
+		printf("%s%a", i ? " " : "", R.v[i]);
+	printf("\n");
+	return fflush(stdout) == 0 ? 0 : 2;
+}
+
 int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "plot", required_argument, NULL, 'P' },
 		{ "dropin", optional_argument, NULL, 'D' },
+		{ "one-run", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *csvpath = NULL, *png = NULL;
-	char mach[512], tuning[80], dur[32], tmpcsv[64] = "", *end;
+	const char *csvpath = NULL, *png = NULL, *one = NULL;
+	char mach[512], tuning[160], dur[32], tmpcsv[64] = "", *end;
 	bool any = false, t_given = false, dry_run = false, dropin = false;
 	struct pl_tuning tun;
 	cpu_set_t set;
@@ -808,6 +860,9 @@ main(int argc, char **argv)
 		case 'D':
 			dropin = true;
 			dropin_so = optarg;
+			break;
+		case 'O':
+			one = optarg;
 			break;
 		default:
 			usage(opt == 'h' ? stdout : stderr, argv[0]);
@@ -873,6 +928,8 @@ main(int argc, char **argv)
 				cpus[ncpus++] = c;
 	pthread_mutexattr_init(&adaptive_attr);
 	pthread_mutexattr_settype(&adaptive_attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+	if (one != NULL)
+		return child_run(one);
 	if (dry_run)
 		csvpath = png = NULL;
 	if (csvpath == NULL && png != NULL) {
@@ -888,8 +945,12 @@ main(int argc, char **argv)
 
 	machine(mach, sizeof mach);
 	pl_tuning_get(&tun);
-	snprintf(tuning, sizeof tuning, "spin %u, yield %u, fairness %u us",
-	    tun.spin_limit, tun.yield_limit, tun.fair_interval_us);
+	/* The adaptive yield rounds have no field in struct pl_tuning. */
+	const char *adapt = getenv("PARKINGLOT_ADAPT");
+	snprintf(tuning, sizeof tuning,
+	    "spin %u, yield %u, fairness %u us, PARKINGLOT_ADAPT %s",
+	    tun.spin_limit, tun.yield_limit, tun.fair_interval_us,
+	    adapt ? adapt : "unset (the default)");
 	for (int i = 0; i < NWORK; i++)
 		e += w_sel[i] ? expected(&work[i]) : 0;
 	est = (int)(e + 0.5);

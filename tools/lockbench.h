@@ -34,19 +34,20 @@ extern "C" {
 #define NMET 6       /* metrics per workload */
 #define NCOL 9       /* columns of a table */
 #define NV MAXRUNS   /* figures in a series: its runs, or a workload's rounds */
-#define NWORK 13     /* entries in work[] */
+#define NWORK 14     /* entries in work[] */
 #define WORK_MASK 63 /* W2, W6: 1 + 0..63 xorshift steps outside the lock */
 #define W5_CAP 16    /* W5a: the queue's capacity */
 
 /* The lock kinds; W5 and W6 compare kinds 0 (pl) and 1 (pthread), LK_PL
  * and LK_PT for -l, and the C++ workloads kinds 0 (pl::) and 1 (std::).
  * lk_opt[] names them for -l, lk_name[] in the tables; cv_name[] and
- * rw_name[] are W5's and W6's, cxx_mutex_name[], cxx_cv_name[] and
+ * rw_name[] are W5's and W6's, ad_name[] W9's (pl_mutex with and
+ * without the adaptive yield rounds), cxx_mutex_name[], cxx_cv_name[] and
  * cxx_rw_name[] those of W2cxx, W5acxx and W6cxx. */
 enum { LK_PL, LK_PT, LK_AD, LK_SPIN, NLK };
 extern const char *lk_name[NLK];
 extern const char *const lk_opt[NLK];
-extern const char *cv_name[2], *rw_name[2];
+extern const char *cv_name[2], *rw_name[2], *ad_name[2];
 extern const char *cxx_mutex_name[2], *cxx_cv_name[2], *cxx_rw_name[2];
 /* Writable: --dropin renames the pthread and std:: kinds (lockbench.c). */
 extern pthread_mutexattr_t adaptive_attr; /* LK_AD's, set up by main() */
