@@ -116,14 +116,14 @@ Test(spin, long_holds_stop_the_yield_rounds)
 	for (int r = 0; r < ROUNDS; r++)
 		round_held(&w, r, true);
 	tu_join(t);
-	cr_expect(rounds_yielding(&w, 0, (int)g) == g,
+	cr_assert(rounds_yielding(&w, 0, (int)g) == g,
 	    "the first %u waiters should have yielded, %u did", g,
 	    rounds_yielding(&w, 0, (int)g));
 	unsigned late = rounds_yielding(&w, (int)g, ROUNDS);
-	cr_expect(late <= (ROUNDS - g) / 16 + 1,
+	cr_assert(late <= (ROUNDS - g) / 16 + 1,
 	    "%u of the %u waiters after the first %u yielded in vain", late,
 	    ROUNDS - g, g);
-	cr_expect(pli_spin_history(&m) >= g, "history %u, not doubted",
+	cr_assert(pli_spin_history(&m) >= g, "history %u, not doubted",
 	    pli_spin_history(&m));
 }
 
@@ -149,10 +149,10 @@ Test(spin, short_holds_bring_the_yield_rounds_back)
 	/* In doubt, 1 round in 16 would yield; back in trust, a short hold
 	 * that slipped past a waiter's yield rounds only costs one more. */
 	unsigned n = rounds_yielding(&w, from, ROUNDS);
-	cr_expect(n >= (unsigned)(ROUNDS - from) / 2,
+	cr_assert(n >= (unsigned)(ROUNDS - from) / 2,
 	    "only %u of the %d rounds of short holds yielded", n,
 	    ROUNDS - from);
-	cr_expect(w.yields[ROUNDS - 1] != 0 || w.yields[ROUNDS - 2] != 0,
+	cr_assert(w.yields[ROUNDS - 1] != 0 || w.yields[ROUNDS - 2] != 0,
 	    "the last rounds did not yield");
 }
 
@@ -205,6 +205,6 @@ Test(spin, a_burst_of_waiters_yields_only_a_few)
 		n += b[i].yielded;
 	}
 	pthread_barrier_destroy(&burst_start);
-	cr_expect(n >= 1 && n <= 2 * g, "%u of %d waiters yielded (g = %u)", n,
+	cr_assert(n >= 1 && n <= 2 * g, "%u of %d waiters yielded (g = %u)", n,
 	    BURST, g);
 }

@@ -43,7 +43,7 @@ ok "default round 2500 ns of measured pauses" \
 	test "$(field poll_ns)" = 2500 -a "$(field pause_ns)" -ge 1 -a \
 	"$(field pauses)" -ge 1 -a \
 	"$(($(field pauses) * $(field pause_ns)))" -le 2500
-ok "default adaptive yield rounds: 4 unpaid in a row" \
+ok "default adaptive yield rounds: PARKINGLOT_ADAPT 4" \
 	test "$(field adapt)" = 4
 ok "defaults print nothing" test ! -s "$tmp/err"
 
