@@ -191,13 +191,6 @@ pl__taken(const void *addr)
 }
 static size_t retired_bytes;
 
-static inline size_t
-hash_addr(const void *addr, unsigned shift)
-{
-	return (size_t)(((uint64_t)(uintptr_t)addr * 0x9E3779B97F4A7C15ull) >>
-	    shift);
-}
-
 /* ---- bucket locks ----------------------------------------------------- */
 
 static inline void
@@ -220,7 +213,7 @@ lock_bucket(const void *addr)
 	for (;;) {
 		struct table *t =
 		    __atomic_load_n(&current_table, __ATOMIC_ACQUIRE);
-		struct bucket *b = &t->buckets[hash_addr(addr, t->shift)];
+		struct bucket *b = &t->buckets[pli_hash_addr(addr, t->shift)];
 		bucket_lock(b);
 		/* Growth swaps the table while holding every bucket lock, so
 		 * after taking one the pointer cannot change under us. */
@@ -238,7 +231,8 @@ lock_bucket_pair(
 	for (;;) {
 		struct table *t =
 		    __atomic_load_n(&current_table, __ATOMIC_ACQUIRE);
-		size_t ia = hash_addr(a, t->shift), ib = hash_addr(b, t->shift);
+		size_t ia = pli_hash_addr(a, t->shift),
+		       ib = pli_hash_addr(b, t->shift);
 		struct bucket *first = &t->buckets[ia < ib ? ia : ib];
 		struct bucket *second = &t->buckets[ia < ib ? ib : ia];
 		bucket_lock(first);
@@ -477,7 +471,7 @@ grow(size_t nthreads)
 			while (q) {
 				struct waiter *nq = q->next_queue;
 				struct bucket *nb =
-				    &bk[hash_addr(q->addr, t->shift)];
+				    &bk[pli_hash_addr(q->addr, t->shift)];
 				q->next_queue = nb->queues;
 				nb->queues = q;
 				q = nq;
@@ -1199,5 +1193,5 @@ size_t
 pli_lot_bucket_of(const void *addr)
 {
 	struct table *t = __atomic_load_n(&current_table, __ATOMIC_ACQUIRE);
-	return hash_addr(addr, t->shift);
+	return pli_hash_addr(addr, t->shift);
 }

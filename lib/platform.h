@@ -2,10 +2,11 @@
 /*
  * What the library needs of the machine and the C runtime, in one place:
  * compiler attributes, cache-line-aligned allocation (alloc-*.c), the
- * topology (topology.c), the monotonic clock and deadlines, the pause
- * instruction, and the report of misuse (fatal.c).  Depends on nothing
- * else of lib/.  Names start with pli_ ("parking lot internal"); none is
- * exported from the shared object (-fvisibility=hidden).
+ * topology (topology.c), the hash of an address, the monotonic clock
+ * and deadlines, the pause instruction, and the report of misuse
+ * (fatal.c).  Depends on nothing else of lib/.  Names start with pli_
+ * ("parking lot internal"); none is exported from the shared object
+ * (-fvisibility=hidden).
  */
 #ifndef PARKINGLOT_PLATFORM_H
 #define PARKINGLOT_PLATFORM_H
@@ -42,6 +43,16 @@ struct pli_topology {
 	const char *source;    /* "sysfs", or "affinity" (SMT unknown) */
 };
 void pli_topology_get(struct pli_topology *t);
+
+/* A Fibonacci hash of an address into a table of 2^(64 - shift) slots:
+ * the top bits of its product with 2^64 / phi.  The parking lot's
+ * buckets (parkinglot.c) and the spinners' history (spin.c). */
+static inline size_t
+pli_hash_addr(const void *addr, unsigned shift)
+{
+	return (size_t)(((uint64_t)(uintptr_t)addr * 0x9E3779B97F4A7C15ull) >>
+	    shift);
+}
 
 /* Clock and deadlines. */
 static inline uint64_t

@@ -45,12 +45,10 @@
 
 static uint8_t history[1u << SLOTS_LOG2];
 
-/* A Fibonacci hash of the address, as the table's (parkinglot.c). */
 static uint8_t *
 slot(const void *addr)
 {
-	uint64_t h = (uint64_t)(uintptr_t)addr * UINT64_C(0x9e3779b97f4a7c15);
-	return &history[h >> (64 - SLOTS_LOG2)];
+	return &history[pli_hash_addr(addr, 64 - SLOTS_LOG2)];
 }
 
 static unsigned
