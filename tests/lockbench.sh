@@ -30,7 +30,12 @@
 #      rows with the ratio on the adaptive one;
 #  10. a bad --one-run (W9's child) is an error: exit 2, one line;
 #  11. with the drop-in preloaded from outside (as tools/parkstat does),
-#      the pthread rows are labelled dropin_* and the header says so.
+#      the pthread rows are labelled dropin_* and the header says so;
+#  12. W8's starved threads are those without an unlock before the stop:
+#      in test 7's run, LOCKBENCH_W8_LATE makes thread 0 of every cell
+#      take its first lock after the stop, so every cell, of both locks,
+#      has at least one (a thread that got the lock only in the drain
+#      once counted as fed, and at 64 threads none starve otherwise).
 #
 # Run from the top of the build directory, like tests/torture.sh, under
 # `timeout` where it exists.
@@ -44,9 +49,9 @@ else
 	run() { "$prog" "$@" >"$tmp/out" 2>"$tmp/err"; }
 fi
 
-echo "1..11"
+echo "1..12"
 if test ! -x "$prog"; then
-	for i in 1 2 3 4 5 6 7 8 9 10 11; do
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
 		echo "not ok $i - lockbench ($prog not built in $(pwd))"
 	done
 	exit 0
@@ -138,8 +143,12 @@ w2_ok() {
 }
 ok "-w W2: W2 alone, not W2cxx" w2_ok
 
+LOCKBENCH_W8_LATE=1 && export LOCKBENCH_W8_LATE
 run -w W8 -l pl,pthread -d 0.05 -r 1 -o "$tmp/lb.csv"
 rc=$?
+unset LOCKBENCH_W8_LATE
+w8rc=$rc
+cp "$tmp/lb.csv" "$tmp/w8.csv"
 w8_ok() {
 	test "$rc" = 0 || return 1
 	for w in W8 W8x16; do
@@ -202,4 +211,18 @@ else
 	ok "the drop-in preloaded from outside: rows labelled dropin_*" \
 		preload_ok
 fi
+
+late_ok() {
+	test "$w8rc" = 0 || return 1
+	for w in W8 W8x16; do
+		for t in 64 256 1024; do
+			for l in pl_mutex pthread_mutex; do
+				grep "^$w,$t,$l,starved," "$tmp/w8.csv" |
+					awk -F, '{ n++; if (!($7 >= 1)) exit 1 }
+						END { exit n != 1 }' || return 1
+			done
+		done
+	done
+}
+ok "W8: a thread whose first unlock follows the stop is starved" late_ok
 exit 0

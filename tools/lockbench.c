@@ -30,9 +30,10 @@
  *   W8  oversubscription: 64, 256 and 1024 threads on the machine's CPUs
  *       run the W2 loop on one lock (W8) or on 16 (W8x16, thread i on
  *       lock i mod 16); ops/s, CPU per op, the lowest and highest
- *       thread's share of the mean (fairness: a thread with no operation
- *       is starved), and the longest any thread went between two of its
- *       unlocks.  Its thread counts are fixed (-t does not change them).
+ *       thread's share of the mean (fairness: a thread that did not
+ *       unlock before the stop is starved), and the longest any thread
+ *       went between two of its unlocks.  Its thread counts are fixed
+ *       (-t does not change them).
  *   W9  the adaptive yield rounds (lib/spin.c): the W2 loop with them and
  *       with PARKINGLOT_ADAPT=0, each run in a child process of this
  *       program (--one-run), since the library reads its tuning once per

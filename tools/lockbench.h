@@ -62,6 +62,7 @@ struct thr {
 	long csw, vcsw; /* context switches, and the voluntary ones */
 	double cpu_s, t_end;
 	double maxgap; /* W8: the longest time between two of its unlocks */
+	unsigned long in_run; /* W8: its unlocks before the stop */
 	uint64_t sink;
 };
 
@@ -69,7 +70,8 @@ struct thr {
  * by another.  R_ONE is 1, R_EL the elapsed time, R_TEND the latest t_end,
  * R_SPAN that since t0 (when the measured span began), R_LO and R_HI the
  * fewest and most operations of a thread, R_MEAN the mean, R_MAXGAP the
- * longest maxgap of a thread, R_STARVED the threads with no operation. */
+ * longest maxgap of a thread, R_STARVED the threads with no unlock before the
+ * stop (W8). */
 enum { R_ONE, R_OPS, R_OPS0, R_OPS1, R_EL, R_TEND, R_SPAN, R_CPU };
 enum { R_LO = R_CPU + 1, R_HI, R_MEAN, R_CSW, R_VCSW, R_IDEAL, R_BYTES };
 enum { R_MAXGAP = R_BYTES + 1, R_STARVED, R_N };
