@@ -72,7 +72,7 @@ PL_EXPORT void pl_rmutex_init(pl_rmutex_t *m);
  * read-modify-write and no ordering (the caller already holds m).  First
  * acquisition: that of pl_mutex_lock, one compare-and-swap with acquire
  * ordering when free; contended, it spins briefly and parks.  Fairness
- * as for pl_mutex_t: barging, but no waiter starves.  Locking m UINT_MAX
+ * as for pl_mutex_t: barging, and eventual hand-offs.  Locking m UINT_MAX
  * times without unlocking prints "pl_rmutex_lock: rmutex 0x...: recursion
  * count overflow" and aborts.
  */
