@@ -181,9 +181,8 @@ burster_main(void *arg)
  * of them are parked: the first to run yield to the others, which reach
  * their yield rounds before any has parked.  A waiter counts as it starts
  * them, so that once g have started them (none can pay) the others skip
- * them.  Two that read the byte at once
- * may both count as one, hence the slack; without the count at the start
- * every waiter yields. */
+ * them.  Two that read the byte at once may both count as one, hence the
+ * slack; without the count at the start every waiter yields. */
 Test(spin, a_burst_of_waiters_yields_only_a_few)
 {
 	unsigned g = setup();
