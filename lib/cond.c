@@ -136,13 +136,20 @@ wait_timed_out(void *ctx, const void *addr, bool was_last)
 static pl_unpark_result_t wake(
     pl_cond_t *c, bool all, bool pass_on, const char *func);
 
-/* A waiter moved onto m and woken by an unlock that left others queued
- * there with P clear (lib/twobit.c): set P again before taking m, which
- * may be the inline fast path. */
+/* Lock m again after the wait.  A waiter that an unlock of m woke from
+ * m's queue with PLI_TOKEN_REARM (a signal had moved it there, and others
+ * stay queued with P clear: lib/twobit.c) sets P again and, should it
+ * lose m to a barging thread, parks at its turn in m's queue
+ * (pli_mutex_lock_woken).  Any other waiter locks m as any thread does:
+ * woken from c, it never was in m's queue; and a token without the
+ * re-arm left nobody queued on m behind it. */
 static void
-rearm(pl_mutex_t *m)
+relock(pl_mutex_t *m, pl_park_result_t r)
 {
-	__atomic_fetch_or(&m->state, PL_MUTEX_PARKED, __ATOMIC_RELAXED);
+	if (r.status == PL_PARK_UNPARKED && r.token == PLI_TOKEN_REARM)
+		pli_mutex_lock_woken(m, r.token);
+	else
+		pl_mutex_lock(m);
 }
 
 /* Cancelled in pl_cond_clockwait's park (no lock held): hold m again
@@ -163,9 +170,7 @@ wait_cancelled(void *ctx, pl_park_result_t r)
 		PL_TSAN_POST_LOCK(w->m, 0);
 		return;
 	}
-	if (r.status == PL_PARK_UNPARKED && r.token == PLI_TOKEN_REARM)
-		rearm(w->m);
-	pl_mutex_lock(w->m);
+	relock(w->m, r);
 }
 
 static int
@@ -189,9 +194,7 @@ wait_until(pl_cond_t *c, pl_mutex_t *m, clockid_t clock,
 		PL_TSAN_POST_LOCK(m, 0);
 		return 0;
 	}
-	if (r.status == PL_PARK_UNPARKED && r.token == PLI_TOKEN_REARM)
-		rearm(m);
-	pl_mutex_lock(m);
+	relock(m, r);
 	return r.status == PL_PARK_TIMED_OUT && !w.on_mutex ? ETIMEDOUT : 0;
 }
 

@@ -16,12 +16,18 @@
 unsigned pli_kind_of(unsigned base);
 
 /* pl_park_until for a primitive of the library: its parks are of kind
- * base (kind.h), or what a layer over it made that base stand for. */
+ * base (kind.h), or what a layer over it made that base stand for.  base
+ * may have PLI_PARK_AGAIN or'ed in. */
 pl_park_result_t pli_park(unsigned base, const void *addr,
     bool (*validate)(void *ctx), void (*before_sleep)(void *ctx),
     void (*timed_out)(void *ctx, const void *addr, bool was_last), void *ctx,
     uintptr_t park_token, clockid_t clock, const struct timespec *deadline,
     void (*cancelled)(void *ctx, pl_park_result_t r));
+
+/* The calling thread was woken from addr's queue to compete for a lock,
+ * lost it, and parks there again: it keeps its turn (parkinglot.c,
+ * "Turns"), ahead of the waiters that joined the queue after it. */
+#define PLI_PARK_AGAIN 0x100u
 
 /* parkinglot.c introspection, for tests and statistics. */
 size_t pli_lot_live_threads(void);  /* threads holding a per-thread record */

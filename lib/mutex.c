@@ -35,6 +35,15 @@ pl__mutex_lock_slow(pl_mutex_t *m)
 	pli_twobit_lock(&l, CLOCK_MONOTONIC, NULL);
 }
 
+void
+pli_mutex_lock_woken(pl_mutex_t *m, uintptr_t token)
+{
+	const struct pli_twobit l = MUTEX_LOCK(m);
+	PL_TSAN_PRE_LOCK(m, 0);
+	PL__DIVERTED(m, pli_twobit_lock_woken(&l, token));
+	PL_TSAN_POST_LOCK(m, 0);
+}
+
 int
 pl_mutex_clocklock(
     pl_mutex_t *m, clockid_t clock, const struct timespec *deadline)

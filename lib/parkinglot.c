@@ -7,12 +7,25 @@
  * of cache-line-sized buckets indexed by a Fibonacci hash of the address.
  * Each bucket has its own lock (a futex word, never a parking-lot lock) and
  * a chain of queues, one per distinct address that has waiters in the
- * bucket.  A queue is a doubly linked FIFO of waiters; its head waiter also
- * carries the queue's tail and the link to the next queue of the bucket
- * (Go's runtime/sema.go keeps per-address queues for the same reason).  So
- * a wake on one address walks the chain of distinct addresses of its
- * bucket, never the waiters of those addresses; with the table sized to
- * the number of threads that chain holds about one address.
+ * bucket.  A queue is a doubly linked list of waiters in the order of
+ * their turns (below); its head waiter also carries the queue's tail and
+ * the link to the next queue of the bucket (Go's runtime/sema.go keeps
+ * per-address queues for the same reason).  So a wake on one address
+ * walks the chain of distinct addresses of its bucket, never the waiters
+ * of those addresses; with the table sized to the number of threads that
+ * chain holds about one address.
+ *
+ * Turns.  A waiter's turn is the time it joined its address's queue: when
+ * it parked, or when a requeue moved it there.  A park joins at the tail,
+ * which is the latest turn, so the queue is in the order of turns and its
+ * head is the waiter that joined first, the one pl_unpark_one wakes.  A
+ * primitive's thread that was woken to compete for a lock, lost it to a
+ * barging thread and parks again says so (PLI_PARK_AGAIN, lot.h): it
+ * keeps its turn and goes back before the first waiter that joined after
+ * it, normally to the head, where it had been, instead of behind every
+ * thread that came since (Go's sync.Mutex queues such a waiter first for
+ * the same reason).  So the fairness timer's hand-off goes to the waiter
+ * that joined first, also when woken waiters keep losing.
  *
  * Locking.  A bucket's lock guards its chain, every waiter queued in it
  * (links, addr, tokens, queued), and its fairness deadline.  Threads that
@@ -86,7 +99,8 @@ struct waiter {
 	                              by the owner to find its bucket */
 	uintptr_t park_token;
 	uintptr_t unpark_token;
-	uint64_t enqueue_ns;
+	uint64_t enqueue_ns; /* this park's start, for the wait times */
+	uint64_t turn;       /* when it joined addr's queue (above) */
 	bool queued;
 	bool by_sem;     /* this park sleeps on sem (a cancellation point) */
 	uint32_t futex;  /* the wake word, see above */
@@ -319,6 +333,39 @@ append(struct bucket *b, const void *addr, struct waiter *first,
 	}
 	last->next = NULL;
 	return head->len += n;
+}
+
+/* Queue w on addr in b at its turn: before the first waiter whose turn is
+ * not earlier, else at the tail.  A waiter that keeps its turn walks past
+ * the waiters that joined before it: none when it had been the head (the
+ * mutex), those of a bit lock's neighbours that share its word else.
+ * Returns the queue's new length; *first says whether w is its head. */
+static size_t
+insert_at_turn(
+    struct bucket *b, const void *addr, struct waiter *w, bool *first)
+{
+	struct waiter **link;
+	struct waiter *head = find_queue(b, addr, &link);
+	struct waiter *x = head;
+	while (x && x->turn < w->turn)
+		x = x->next;
+	*first = x == head;
+	if (x == NULL)
+		return append(b, addr, w, w, 1);
+	w->next = x;
+	if (x == head) {
+		w->prev = NULL;
+		w->tail = head->tail;
+		w->len = head->len + 1;
+		w->next_queue = head->next_queue;
+		head->prev = w;
+		*link = w;
+		return w->len;
+	}
+	w->prev = x->prev;
+	x->prev->next = w;
+	x->prev = w;
+	return ++head->len;
 }
 
 /* Remove w from its queue, whose head is *link. */
@@ -868,6 +915,8 @@ pli_park(unsigned base, const void *addr, bool (*validate)(void *ctx),
     void (*cancelled)(void *ctx, pl_park_result_t r))
 {
 	pl_park_result_t res = { PL_PARK_INVALID, 0 };
+	bool again = base & PLI_PARK_AGAIN;
+	base &= ~PLI_PARK_AGAIN;
 	if (!pli_deadline_valid(deadline) || !pli_clock_valid(clock)) {
 		pli_stat_add(PLI_INVALID_PARKS, 1);
 		errno = EINVAL;
@@ -898,13 +947,17 @@ pli_park(unsigned base, const void *addr, bool (*validate)(void *ctx),
 	w->unpark_token = PL_UNPARK_TOKEN_DEFAULT;
 	w->queued = true;
 	w->enqueue_ns = pli_now_ns();
+	/* A fallback record is new: it has no turn to keep. */
+	if (!again || w == &fallback)
+		w->turn = w->enqueue_ns;
 	__atomic_store_n(&w->addr, addr, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->futex, 1, __ATOMIC_RELAXED);
 	if (w == &fallback) { /* see self_destroy */
 		stack_park.addr = addr;
 		stack_park.on = true;
 	}
-	size_t len = append(b, addr, w, w, 1);
+	bool first;
+	size_t len = insert_at_turn(b, addr, w, &first);
 	/* Counted inside the critical section, so that whoever sees the
 	 * thread queued (under this lock) sees it counted too. */
 	pli_stat_add(PLI_PARKS, 1);
@@ -922,9 +975,9 @@ pli_park(unsigned base, const void *addr, bool (*validate)(void *ctx),
 	if (cancelled) {
 		struct cancel_point cp = { w, &fallback, timed_out, cancelled,
 			ctx };
-		rc = sleep_cancellable(w, clock, deadline, len == 1, &cp);
+		rc = sleep_cancellable(w, clock, deadline, first, &cp);
 	} else {
-		rc = sleep_on(w, clock, deadline, len == 1);
+		rc = sleep_on(w, clock, deadline, first);
 	}
 	pli_event_resume();
 	if (rc == ETIMEDOUT && leave_queue(w, timed_out, ctx)) {
@@ -1100,8 +1153,12 @@ requeue(const void *from, const void *to, pl_requeue_op_t (*validate)(void *),
 			last = w;
 		}
 	}
+	if (first || woken)
+		now = pli_now_ns();
+	/* The moved join to's queue now: the latest turn there. */
 	for (struct waiter *w = first; w; w = w->next) {
 		__atomic_store_n(&w->addr, to, __ATOMIC_RELAXED);
+		w->turn = now;
 		r.requeued++;
 		if (w == last)
 			break;
@@ -1111,10 +1168,8 @@ requeue(const void *from, const void *to, pl_requeue_op_t (*validate)(void *),
 	r.have_more = find_queue(bf, from, &l2) != NULL;
 	if (first)
 		len = append(bt, to, first, last, r.requeued);
-	if (woken) {
-		now = pli_now_ns();
+	if (woken)
 		r.be_fair = fair_due(bf, now);
-	}
 	uintptr_t utoken =
 	    callback ? callback(op, r, ctx) : PL_UNPARK_TOKEN_DEFAULT;
 	release_list(woken, utoken, now);

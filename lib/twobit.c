@@ -49,7 +49,7 @@
  * L and P even when other waiters stay queued, and tells the woken thread
  * so with the token PLI_TOKEN_REARM; that thread sets P again before it
  * competes (pli_twobit_rearm; a condition waiter woken on a mutex's queue
- * does it in lib/cond.c before pl_mutex_lock).  Between the wake and the
+ * does it in pli_twobit_lock_woken).  Between the wake and the
  * re-arm, which is at least a wake-up latency (5 to 80 us here), lockers
  * take and release the lock on the fast paths: one wake-up is in flight
  * at a time, as with glibc's futex mutex, whose woken thread takes the
@@ -76,8 +76,16 @@
  *     that the next unlock honours, or behind a woken thread that will
  *     set P before it takes the lock or parks: the holder after it sees P
  *     and wakes the next.
- * A woken thread that loses the race to a barging thread parks again; the
- * fairness timer bounds how often.
+ *
+ * Turns.  A woken thread that loses the race to a barging thread parks
+ * again at its turn (PLI_PARK_AGAIN; lib/parkinglot.c, "Turns"): ahead of
+ * the waiters that parked after it, normally at the head, so the next
+ * unlock that wakes a waiter wakes it again.  Its place in the queue
+ * never goes back, and the first unlock to find the fairness timer
+ * expired hands the lock to the waiter that has been queued longest.
+ * (At the tail, as WebKit's LockAlgorithm and Rust's parking_lot re-park
+ * it, a thread that keeps losing goes round the queue again each time,
+ * and the hand-off goes to whoever is at the head then.)
  *
  * Which waiters are the lock's.  A pl_mutex_t owns its address: every
  * waiter there is its own, whatever the token (a condition variable moves
@@ -183,9 +191,11 @@ lock_timed_out(void *ctx, const void *addr, bool was_last)
 		clear_bits(ctx, ((const struct pli_twobit *)ctx)->parked);
 }
 
-int
-pli_twobit_lock(const struct pli_twobit *l, clockid_t clock,
-    const struct timespec *deadline)
+/* again: 0, or PLI_PARK_AGAIN for a thread already woken from the lock's
+ * queue (it keeps its turn there when it parks again). */
+static int
+lock_slow(const struct pli_twobit *l, clockid_t clock,
+    const struct timespec *deadline, unsigned again)
 {
 	struct pli_spinner sp;
 	pli_spinner_init(&sp, l->word);
@@ -217,19 +227,41 @@ pli_twobit_lock(const struct pli_twobit *l, clockid_t clock,
 		}
 		pli_spinner_park(&sp);
 		pl_park_result_t r = pli_park(
-		    l->shared ? PLI_KIND_PL_BITLOCK : PLI_KIND_PL_MUTEX,
+		    (l->shared ? PLI_KIND_PL_BITLOCK : PLI_KIND_PL_MUTEX) |
+		        again,
 		    l->word, lock_validate, NULL, lock_timed_out, (void *)l,
 		    l->shared ? l->locked : 0, clock, deadline, NULL);
-		if (r.status == PL_PARK_UNPARKED &&
-		    r.token == PL_UNPARK_TOKEN_HANDOFF)
-			return 0; /* handed to us: L was kept for us */
-		if (r.status == PL_PARK_UNPARKED && r.token == PLI_TOKEN_REARM)
-			pli_twobit_rearm(l);
+		if (r.status == PL_PARK_UNPARKED) {
+			if (r.token == PL_UNPARK_TOKEN_HANDOFF)
+				return 0; /* handed to us: L was kept for us */
+			if (r.token == PLI_TOKEN_REARM)
+				pli_twobit_rearm(l);
+			again = PLI_PARK_AGAIN;
+		}
 		if (r.status == PL_PARK_TIMED_OUT)
 			return ETIMEDOUT;
 		/* Woken to compete, or the lock changed before we slept. */
 		s = load(l);
 	}
+}
+
+int
+pli_twobit_lock(const struct pli_twobit *l, clockid_t clock,
+    const struct timespec *deadline)
+{
+	return lock_slow(l, clock, deadline, 0);
+}
+
+void
+pli_twobit_lock_woken(const struct pli_twobit *l, uintptr_t token)
+{
+	if (token == PLI_TOKEN_REARM)
+		pli_twobit_rearm(l);
+	uintptr_t s = load(l);
+	while (!(s & l->locked))
+		if (cas_acquire(l, &s, s | l->locked))
+			return;
+	lock_slow(l, CLOCK_MONOTONIC, NULL, PLI_PARK_AGAIN);
 }
 
 struct unlock_ctx {

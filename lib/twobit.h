@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include <parkinglot/mutex.h>
+
 /* One lock: where its word is, how wide it is, and its two bits. */
 struct pli_twobit {
 	void *word;
@@ -32,6 +34,13 @@ struct pli_twobit {
  * first try, and no spinning or parking. */
 int pli_twobit_lock(const struct pli_twobit *l, clockid_t clock,
     const struct timespec *deadline);
+
+/* Acquire l as a thread that an unlock of l woke from l's queue with
+ * token, outside pli_twobit_lock (a condition waiter moved onto a mutex;
+ * lib/cond.c): re-arm if the token says so, take l if free, else go on as
+ * pli_twobit_lock's woken thread does, keeping its turn in the queue
+ * (PLI_PARK_AGAIN).  No deadline. */
+void pli_twobit_lock_woken(const struct pli_twobit *l, uintptr_t token);
 
 /* Release l, which the fast path could not: waiters parked, another bit
  * of the word changed, or a fair unlock.  name is the public function,
@@ -55,5 +64,9 @@ pli_twobit_rearm(const struct pli_twobit *l)
 		__atomic_fetch_or(
 		    (uintptr_t *)l->word, l->parked, __ATOMIC_RELAXED);
 }
+
+/* pli_twobit_lock_woken for a pl_mutex_t, with the annotations of
+ * pl_mutex_lock (lib/mutex.c). */
+void pli_mutex_lock_woken(pl_mutex_t *m, uintptr_t token);
 
 #endif /* PARKINGLOT_TWOBIT_H */

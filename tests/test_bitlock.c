@@ -500,3 +500,109 @@ Test(bitlock, unlock_of_unlocked_aborts, .timeout = 30)
 	bad_word = 0;
 	bad_byte = 0;
 }
+
+/* ------------------------------------------------------------------ */
+/* Turns (lib/twobit.c): a woken waiter that loses its bit lock to a
+ * barging thread parks again at its turn, which in a shared word may be
+ * behind another lock's waiters that parked before it.  The word holds
+ * lock X (TL, TP) and lock Y (bits 0 and 1); the main thread holds both.
+ * A waiter of Y parks, then A and B on X: the queue is Y's, A, B.  The
+ * main thread wakes A as an unlock of X would and keeps X, as a barging
+ * thread that took it first would; A parks again, after Y's waiter and
+ * before B.  Then the main thread unlocks X: A must get it before B.
+ * Then Y.  In a byte, the same without Y. */
+
+#define TL ((uintptr_t)1 << 5)
+#define TP ((uintptr_t)1 << 9)
+#define TL8 ((unsigned char)0x40)
+#define TP8 ((unsigned char)0x08)
+
+struct turn_ctx {
+	uintptr_t word;
+	unsigned char byte;
+	bool wide;
+	unsigned order[3];
+	unsigned n;
+};
+
+struct turn_arg {
+	struct turn_ctx *c;
+	unsigned id; /* 0 A, 1 B, 2 the waiter of Y */
+};
+
+static void *
+turn_waiter(void *arg)
+{
+	struct turn_arg *a = arg;
+	struct turn_ctx *c = a->c;
+	if (!c->wide) {
+		pl_bitlock8_lock(&c->byte, TL8, TP8);
+		c->order[c->n++] = a->id;
+		pl_bitlock8_unlock(&c->byte, TL8, TP8);
+	} else if (a->id == 2) {
+		pl_bitlock_lock(&c->word, 1, 2);
+		pl_bitlock_unlock(&c->word, 1, 2);
+	} else {
+		pl_bitlock_lock(&c->word, TL, TP);
+		c->order[c->n++] = a->id;
+		pl_bitlock_unlock(&c->word, TL, TP);
+	}
+	return NULL;
+}
+
+static void
+turn_round(struct turn_ctx *c, bool wide)
+{
+	struct turn_arg a[3] = { { c, 0 }, { c, 1 }, { c, 2 } };
+	pthread_t w[3];
+	void *addr = wide ? (void *)&c->word : (void *)&c->byte;
+	size_t n = 0;
+
+	c->wide = wide;
+	c->n = 0;
+	if (wide) {
+		pl_bitlock_lock(&c->word, 1, 2);
+		pl_bitlock_lock(&c->word, TL, TP);
+		w[2] = tu_spawn(turn_waiter, &a[2]);
+		ASSERT_PARKED(addr, ++n);
+	} else {
+		pl_bitlock8_lock(&c->byte, TL8, TP8);
+	}
+	for (int i = 0; i < 2; i++) {
+		w[i] = tu_spawn(turn_waiter, &a[i]);
+		ASSERT_PARKED(addr, ++n);
+	}
+	if (wide)
+		cr_assert(tu_wake_to_lose(
+		              addr, sizeof(uintptr_t), TP, false, TL) == 1);
+	else
+		cr_assert(tu_wake_to_lose(addr, 1, TP8, true, 0) == 1);
+	ASSERT_PARKED(addr, n); /* A is back in the queue */
+	if (wide)
+		pl_bitlock_unlock(&c->word, TL, TP);
+	else
+		pl_bitlock8_unlock(&c->byte, TL8, TP8);
+	tu_join(w[0]);
+	tu_join(w[1]);
+	cr_assert(c->n == 2);
+	cr_assert(c->order[0] == 0,
+	    "%s: B got the lock before A, which parked first and lost it once",
+	    wide ? "word" : "byte");
+	if (wide) {
+		ASSERT_PARKED(addr, 1); /* Y's waiter, still behind Y */
+		pl_bitlock_unlock(&c->word, 1, 2);
+		tu_join(w[2]);
+		cr_assert(word_of(&c->word) == 0);
+	} else {
+		cr_assert(c->byte == 0);
+	}
+}
+
+Test(bitlock, a_woken_waiter_that_loses_keeps_its_turn, .timeout = 60)
+{
+	static struct turn_ctx c;
+	for (int r = 0; r < 5; r++) {
+		turn_round(&c, true);
+		turn_round(&c, false);
+	}
+}

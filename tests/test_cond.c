@@ -1580,3 +1580,95 @@ Test(cond, a_waiter_woken_on_the_mutex_wakes_the_one_left, .timeout = 120)
 	    "%" PRIu64 " fair hand-offs in %d rounds",
 	    s1.fair_handoffs - s0.fair_handoffs, REARM_ROUNDS);
 }
+
+/* Turns (lib/twobit.c, lib/parkinglot.c): a thread woken from the mutex's
+ * queue to compete that loses the mutex to a barging thread parks again
+ * at its turn there; a waiter that a broadcast moves onto the mutex takes
+ * its turn in the mutex's queue when it is moved.  Two cases, five rounds
+ * each:
+ *   - A waits, then B; the main thread locks m and broadcasts, which
+ *     moves both onto m, A first; it wakes A as an unlock of m would and
+ *     keeps m, as a barging thread that took it first would
+ *     (tu_wake_to_lose); A parks on m again (lib/cond.c, relock); the
+ *     main thread unlocks m, and A must return from its wait before B.
+ *   - A and B wait; the main thread locks m, and a third thread C parks
+ *     on m; the broadcast moves A and B behind C; the main thread wakes C
+ *     to lose, C parks again, and after the unlock C must get m first.
+ *     (Had A and B kept the turns of their waits on c, which are earlier
+ *     than C's, C would go behind them.) */
+
+struct cond_turn {
+	pl_cond_t c;
+	pl_mutex_t m;
+	bool go;
+	unsigned order[3];
+	unsigned n;
+};
+
+struct cond_turn_arg {
+	struct cond_turn *x;
+	unsigned id; /* 0 A, 1 B: waiters; 2 C: locks m */
+};
+
+static void *
+cond_turn_thread(void *arg)
+{
+	struct cond_turn_arg *a = arg;
+	struct cond_turn *x = a->x;
+	pl_mutex_lock(&x->m);
+	while (a->id != 2 && !x->go)
+		pl_cond_wait(&x->c, &x->m);
+	x->order[x->n++] = a->id;
+	pl_mutex_unlock(&x->m);
+	return NULL;
+}
+
+static void
+cond_turn_round(struct cond_turn *x, bool with_c, int r)
+{
+	struct cond_turn_arg a[3] = { { x, 0 }, { x, 1 }, { x, 2 } };
+	pthread_t w[3];
+	unsigned n = with_c ? 3 : 2;
+
+	x->go = false;
+	x->n = 0;
+	for (int i = 0; i < 2; i++) {
+		w[i] = tu_spawn(cond_turn_thread, &a[i]);
+		ASSERT_PARKED(&x->c, (size_t)i + 1);
+	}
+	pl_mutex_lock(&x->m);
+	if (with_c) {
+		w[2] = tu_spawn(cond_turn_thread, &a[2]);
+		ASSERT_PARKED(&x->m, 1);
+	}
+	x->go = true;
+	pl_cond_broadcast(&x->c);
+	ASSERT_PARKED(&x->m, n);
+	cr_assert(
+	    tu_wake_to_lose(&x->m.state, 1, PL_MUTEX_PARKED, true, 0) == 1);
+	ASSERT_PARKED(&x->m, n); /* the woken thread is back in the queue */
+	pl_mutex_unlock(&x->m);
+	for (unsigned i = 0; i < n; i++)
+		tu_join(w[i]);
+	cr_assert(x->n == n);
+	if (with_c)
+		cr_assert(x->order[0] == 2,
+		    "round %d: thread %u got the mutex before C, which parked "
+		    "on it before the broadcast and lost it once",
+		    r, x->order[0]);
+	else
+		cr_assert(x->order[0] == 0,
+		    "round %d: B returned before A, which waited first and "
+		    "lost the mutex once",
+		    r);
+	cr_assert(mstate(&x->m) == 0 && cstate(&x->c) == 0);
+}
+
+Test(cond, a_thread_woken_on_the_mutex_that_loses_keeps_its_turn, .timeout = 60)
+{
+	static struct cond_turn x;
+	for (int r = 0; r < 5; r++) {
+		cond_turn_round(&x, false, r);
+		cond_turn_round(&x, true, r);
+	}
+}

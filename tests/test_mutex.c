@@ -316,3 +316,63 @@ Test(mutex, the_woken_waiter_wakes_the_one_left_parked, .timeout = 120)
 	    "%" PRIu64 " fair hand-offs in %d rounds",
 	    s1.fair_handoffs - s0.fair_handoffs, REARM_ROUNDS);
 }
+
+/* ------------------------------------------------------------------ */
+/* Turns (lib/twobit.c): a waiter woken to compete that loses the mutex
+ * to a barging thread parks again at its turn, ahead of the waiters that
+ * parked after it, so the next unlock wakes it again.  Each round: the
+ * main thread holds m; A parks, then B; the main thread wakes A as an
+ * unlock would and keeps m, as a barging thread that took m first would
+ * (tu_wake_to_lose); A parks again; then the main thread unlocks, and A
+ * must get m before B.  Parked at the tail, A would come after B. */
+
+#define TURN_ROUNDS 5
+
+struct turn_ctx {
+	pl_mutex_t m;
+	unsigned order[2];
+	unsigned n;
+};
+
+struct turn_arg {
+	struct turn_ctx *c;
+	unsigned id;
+};
+
+static void *
+turn_waiter(void *arg)
+{
+	struct turn_arg *a = arg;
+	pl_mutex_lock(&a->c->m);
+	a->c->order[a->c->n++] = a->id;
+	pl_mutex_unlock(&a->c->m);
+	return NULL;
+}
+
+Test(mutex, a_woken_waiter_that_loses_keeps_its_turn, .timeout = 60)
+{
+	static struct turn_ctx c;
+	struct turn_arg a[2] = { { &c, 0 }, { &c, 1 } };
+	pthread_t w[2];
+
+	for (int r = 0; r < TURN_ROUNDS; r++) {
+		c.n = 0;
+		pl_mutex_lock(&c.m);
+		for (int i = 0; i < 2; i++) {
+			w[i] = tu_spawn(turn_waiter, &a[i]);
+			ASSERT_PARKED(&c.m, (size_t)i + 1);
+		}
+		cr_assert(tu_wake_to_lose(
+		              &c.m.state, 1, PL_MUTEX_PARKED, true, 0) == 1);
+		ASSERT_PARKED(&c.m, 2); /* A is back in the queue */
+		pl_mutex_unlock(&c.m);
+		tu_join(w[0]);
+		tu_join(w[1]);
+		cr_assert(c.n == 2);
+		cr_assert(c.order[0] == 0,
+		    "round %d: B got the mutex before A, which parked first "
+		    "and lost it once",
+		    r);
+		cr_assert(state_of(&c.m) == 0);
+	}
+}

@@ -41,6 +41,7 @@
 
 /* Relative to this file, so that it works whatever -I the build uses. */
 #include "../lib/internal.h"
+#include "../lib/twobit.h"
 
 #define TU_US ((int64_t)1000)
 #define TU_MS ((int64_t)1000000)
@@ -454,6 +455,60 @@ wait_parked(const void *addr, size_t n, int64_t timeout_ns)
 		    "expected %zu thread(s) parked on %p, found %zu", tu_n_,   \
 		    (const void *)(addr), count_parked(addr));                 \
 	} while (0)
+
+/* ------------------------------------------------------------------ */
+/* A woken waiter that loses the lock (lib/twobit.c, "Turns").         */
+
+struct tu_lose {
+	void *word;
+	size_t size; /* of *word: 1 or sizeof(uintptr_t) */
+	uintptr_t parked;
+	bool any;        /* wake the first waiter, whatever its token */
+	uintptr_t token; /* else the first whose park token is this */
+	unsigned seen;
+};
+
+static inline pl_filter_op_t
+tu_lose_filter(uintptr_t park_token, void *ctx)
+{
+	struct tu_lose *c = (struct tu_lose *)ctx;
+	if (!c->any && park_token != c->token)
+		return PL_FILTER_SKIP;
+	return c->seen++ == 0 ? PL_FILTER_UNPARK : PL_FILTER_STOP;
+}
+
+static inline uintptr_t
+tu_lose_callback(pl_unpark_result_t r, void *ctx)
+{
+	struct tu_lose *c = (struct tu_lose *)ctx;
+	(void)r;
+	if (c->size == 1)
+		__atomic_fetch_and((unsigned char *)c->word,
+		    (unsigned char)~c->parked, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(
+		    (uintptr_t *)c->word, ~c->parked, __ATOMIC_RELAXED);
+	return PLI_TOKEN_REARM;
+}
+
+/*
+ * The caller holds a two-bit lock (a pl_mutex_t's byte, a bit lock's
+ * word) with waiters parked on word.  Do what an unlock that wakes a
+ * waiter to compete does, the lock's P bit cleared and the token
+ * PLI_TOKEN_REARM, and what a barging thread that takes the lock before
+ * the woken one gets there does, all at once: the lock stays held.  So
+ * the woken thread finds the lock held and parks again.  The woken one
+ * is the first waiter on word (any) or the first whose park token is
+ * token.  Returns how many were woken: 1, or 0 if nobody matched.
+ */
+static inline size_t
+tu_wake_to_lose(
+    void *word, size_t size, uintptr_t parked, bool any, uintptr_t token)
+{
+	struct tu_lose c = { word, size, parked, any, token, 0 };
+	return pl_unpark_filter(word, tu_lose_filter, tu_lose_callback, &c)
+	    .unparked;
+}
 
 /* ------------------------------------------------------------------ */
 /* The calls of a park back into its caller, counted and ordered.      */
