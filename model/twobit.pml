@@ -57,8 +57,12 @@
  *     choice) keeps L for the woken thread and clears P only if !more;
  *     otherwise clear L and P, and if more give the woken thread
  *     PLI_TOKEN_REARM; nobody unparked (a stale P): clear L and P;
- *   - pl_park: the bucket lock, validate-then-enqueue under it (FIFO
- *     queue, the park token), the wake word (0 not queued or woken, 1
+ *   - pl_park: the bucket lock, validate-then-enqueue under it (the
+ *     park token; the queue in the order of turns, insert_at_turn: a
+ *     fresh park takes the next tick of a clock and joins at the tail, a
+ *     thread woken in this lock call parks again with PLI_PARK_AGAIN,
+ *     keeping its turn, before the first waiter whose turn is not
+ *     earlier), the wake word (0 not queued or woken, 1
  *     queued, 2 about to sleep), sleep_on's CAS 1 -> 2 and FUTEX_WAIT
  *     (sleeps only while the word is 2, atomically, as the kernel does),
  *     FUTEX_WAKE, and the timeout path (leave_queue): relock the bucket;
@@ -119,6 +123,13 @@
  *      which spin reports; and when all have finished, no L is set, the
  *      queue is empty and the bucket lock free, and the mutex's byte is
  *      0 (no stale P).
+ *   4. turns: when an unlock wakes a waiter of lock k, every waiter of
+ *      lock k still queued joined the queue after it (its turn is
+ *      later), woken waiters that lost the lock and parked again
+ *      included.  (Each thread of the shared case takes each lock once,
+ *      so nobody barges past a woken thread there: the mutex case is
+ *      the one that checks this; tests/test_bitlock.c's turn test covers
+ *      a bit lock's waiter parking again behind another lock's.)
  *   Result (spin 6.5.2, -DSAFETY -DCOLLAPSE): no errors, in both cases.
  *
  * BROKEN VARIANTS: -DBROKEN=n removes or changes one step of the
@@ -155,7 +166,16 @@
  *             if only a thread about to park again needed it): one that
  *             finds the lock free takes it without P, and its fast unlock
  *             wakes nobody (invalid end state).
- * Variants 1-5 and 8 fail in both cases; 6 and 7 verify in the mutex case
+ *   BROKEN=9  a woken thread that lost the lock parks again at the tail
+ *             (the queue FIFO by park, as before turns): spin finds a
+ *             waiter woken while one that joined before it is queued,
+ *             "assertion violated (... (turn[q[k]]>turn[w]))".
+ *   BROKEN=10 it parks again at the head: when two woken threads are on
+ *             their way (the first re-armed P, lost, and the next unlock
+ *             woke the second), the younger may park last and go first;
+ *             the same assertion.
+ * Variants 1-5 and 8 fail in both cases, 9 and 10 in the mutex case (see
+ * property 4); 6 and 7 verify in the mutex case
  * (there the byte is the lock's alone, and so is every waiter on it),
  * which is why the bit locks need the shared case.
  */
@@ -219,6 +239,8 @@ byte token[N];       /* struct waiter.unpark_token */
 byte nq[NLOCKS];     /* ghost: waiters of each lock queued */
 byte rearming[NLOCKS]; /* ghost: woken with TOKEN_REARM, P not yet set */
 byte incs[NLOCKS];   /* ghost: threads holding each lock */
+byte turn[N];        /* struct waiter.turn, in ticks of clock */
+byte clock = 0;      /* the monotonic clock, one tick a fresh park */
 byte finished = 0;   /* threads that have done their ITER rounds */
 
 inline bucket_lock()
@@ -269,7 +291,7 @@ inline q_remove(x)
 proctype Thread(byte me)
 {
 	byte round = 0;
-	bool got, checked, may_time_out, ok, handoff, more;
+	bool got, checked, may_time_out, ok, handoff, more, again;
 	byte want, held, lk, s, res, k, w, old;
 
 	do
@@ -375,9 +397,36 @@ retry:
 			token[me] = TOKEN_DEFAULT;
 			queued[me] = true;
 			futex[me] = 1;
-			q[qlen] = me;
+			/* insert_at_turn: a fresh park takes the clock's time;
+			 * a woken thread parking again (PLI_PARK_AGAIN) keeps
+			 * its turn.  It goes before the first waiter whose
+			 * turn is not earlier (BROKEN=9: at the tail, as
+			 * before turns; BROKEN=10: at the head). */
+			if
+			:: !again -> clock++; turn[me] = clock
+			:: else
+			fi;
+#if BROKEN == 9
+			k = qlen;
+#elif BROKEN == 10
+			k = (again -> 0 : qlen);
+#else
+			k = 0;
+			do
+			:: k < qlen && turn[q[k]] < turn[me] -> k++
+			:: else -> break
+			od;
+#endif
+			s = qlen;
+			do
+			:: s > k -> q[s] = q[s - 1]; s--
+			:: else -> break
+			od;
+			q[k] = me;
 			qlen++;
-			nq[lk]++
+			nq[lk]++;
+			k = 0;
+			s = 0
 		};
 		bucket_unlock();
 		/* A timed call may time out while it sleeps; an untimed one
@@ -452,6 +501,7 @@ timed_out:
 woken:
 		res = R_UNPARKED;
 		may_time_out = false;
+		again = true;
 parked:
 		/* back in pli_twobit_lock */
 		if
@@ -497,6 +547,8 @@ acquired:
 		atomic {
 			got = false;
 			checked = false;
+			again = false;
+			turn[me] = 0;
 			s = 0;
 #ifdef SHARED
 			held = held | (1 << lk);
@@ -613,6 +665,17 @@ uloop:
 			if
 			:: w != NONE ->
 				nq[LOCK_OF(ptok[w])]--;
+				/* Turns: no waiter of the lock still queued
+				 * joined before the one woken. */
+				k = 0;
+				do
+				:: k < qlen ->
+					assert(ptok[q[k]] != ptok[w] ||
+					    turn[q[k]] > turn[w]);
+					k++
+				:: else -> break
+				od;
+				k = 0;
 				ptok[w] = 0
 			:: else
 			fi
@@ -680,6 +743,8 @@ gave_up:
 		/* Release what is still held: the other lock, or the first
 		 * one when the lock of the second gave up (ETIMEDOUT). */
 		atomic {
+			again = false;
+			turn[me] = 0;
 			if
 			:: held != 0 -> goto next_unlock
 			:: else
@@ -692,6 +757,8 @@ gave_up:
 #else
 gave_up:
 		atomic {
+			again = false;
+			turn[me] = 0;
 			s = 0;
 			checked = false
 		}
