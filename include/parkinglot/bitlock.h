@@ -109,8 +109,9 @@ pl__bitlock8_release(unsigned char *byte, unsigned char locked_bit,
  * is retried out of line if another bit of the word changed meanwhile).
  * Contended: spins briefly while nobody is parked (struct pl_tuning),
  * then parks on word.  Fairness as for pl_mutex_t: barging in the short
- * run, but an unlock that wakes a waiter once the fairness timer has
- * expired hands the lock to it directly.  Not reentrant.
+ * run (a woken thread that loses parks again at its place in the queue),
+ * but an unlock that wakes a waiter once the fairness timer has expired
+ * hands the lock to it directly.  Not reentrant.
  */
 static inline void
 pl_bitlock_lock(uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit)

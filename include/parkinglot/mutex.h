@@ -50,8 +50,9 @@ PL_EXPORT void pl_mutex_init(pl_mutex_t *m);
  * Uncontended: one compare-and-swap, acquire ordering.  Contended: spins
  * briefly while no thread is parked (struct pl_tuning's spin_limit), then
  * parks. Not fair in the short run (an arriving thread may barge past parked
- * ones), but eventually: an unlock that wakes a waiter once the fairness
- * timer (about 1 ms) has expired hands the lock to it directly (pl_mutex(3),
+ * ones, and the woken thread parks again, keeping its place in the queue),
+ * but eventually: an unlock that wakes a waiter once the fairness timer
+ * (about 1 ms) has expired hands the lock to it directly (pl_mutex(3),
  * Fairness).  Not reentrant: locking a mutex the caller holds deadlocks.
  */
 static inline void
