@@ -335,10 +335,11 @@ append(struct bucket *b, const void *addr, struct waiter *first,
 	return head->len += n;
 }
 
-/* Queue w on addr in b at its turn: before the first waiter whose turn is
- * not earlier, else at the tail.  A waiter that keeps its turn walks past
- * the waiters that joined before it: none when it had been the head (the
- * mutex), those of a bit lock's neighbours that share its word else.
+/* Queue w, which kept an earlier turn, on addr in b at that turn: before
+ * the first waiter whose turn is not earlier, else at the tail.  It walks
+ * past the waiters that joined before it: none when it had been the head
+ * (the mutex), those of a bit lock's neighbours that share its word else.
+ * (A waiter with a new turn, the latest, joins at the tail with append.)
  * Returns the queue's new length; *first says whether w is its head. */
 static size_t
 insert_at_turn(
@@ -947,17 +948,23 @@ pli_park(unsigned base, const void *addr, bool (*validate)(void *ctx),
 	w->unpark_token = PL_UNPARK_TOKEN_DEFAULT;
 	w->queued = true;
 	w->enqueue_ns = pli_now_ns();
-	/* A fallback record is new: it has no turn to keep. */
-	if (!again || w == &fallback)
-		w->turn = w->enqueue_ns;
 	__atomic_store_n(&w->addr, addr, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->futex, 1, __ATOMIC_RELAXED);
 	if (w == &fallback) { /* see self_destroy */
 		stack_park.addr = addr;
 		stack_park.on = true;
 	}
+	/* A new turn is the latest: the tail.  (A fallback record is new:
+	 * it has no turn to keep.) */
 	bool first;
-	size_t len = insert_at_turn(b, addr, w, &first);
+	size_t len;
+	if (again && w != &fallback) {
+		len = insert_at_turn(b, addr, w, &first);
+	} else {
+		w->turn = w->enqueue_ns;
+		len = append(b, addr, w, w, 1);
+		first = len == 1;
+	}
 	/* Counted inside the critical section, so that whoever sees the
 	 * thread queued (under this lock) sees it counted too. */
 	pli_stat_add(PLI_PARKS, 1);
