@@ -87,6 +87,10 @@
  *     oldest parked writer: one CAS drops its count and sets WRITER.
  *   - A writer's unlock with only WPARKED set wakes one writer: with a
  *     hand-off when the bucket's fairness timer fired, else to compete.
+ *     A woken writer (or reader) that loses and parks again keeps its
+ *     turn in its queue (PLI_PARK_AGAIN; lib/parkinglot.c, "Turns"), so
+ *     the next wake, and the timer's hand-off, go to the writer that has
+ *     waited longest, as for the mutex (lib/twobit.c).
  *
  * No lost wakeup: a waiter parks only after its validate saw, with the
  * bucket of its key locked, a holder that must release the lock, and set
@@ -199,6 +203,7 @@ rdlock_until(pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
 	pli_event_contended(l, PLI_KIND_PL_RWLOCK);
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 	struct rd_ctx r = { l, false };
+	unsigned again = 0; /* PLI_PARK_AGAIN once woken: see the top */
 	for (;;) {
 		if (s & WRITER)
 			r.waited = true;
@@ -241,12 +246,14 @@ rdlock_until(pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
 			        __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 		}
 		pli_spinner_park(&sp);
-		pl_park_result_t pr =
-		    pli_park(PLI_KIND_PL_RWLOCK, reader_key(l), rd_validate,
-		        NULL, rd_timed_out, &r, 0, clock, deadline, NULL);
-		if (pr.status == PL_PARK_UNPARKED &&
-		    pr.token == PL_UNPARK_TOKEN_HANDOFF)
-			return 0; /* our count was added for us */
+		pl_park_result_t pr = pli_park(PLI_KIND_PL_RWLOCK | again,
+		    reader_key(l), rd_validate, NULL, rd_timed_out, &r, 0,
+		    clock, deadline, NULL);
+		if (pr.status == PL_PARK_UNPARKED) {
+			if (pr.token == PL_UNPARK_TOKEN_HANDOFF)
+				return 0; /* our count was added for us */
+			again = PLI_PARK_AGAIN;
+		}
 		if (pr.status == PL_PARK_TIMED_OUT)
 			return ETIMEDOUT;
 		s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
@@ -426,6 +433,7 @@ wrlock_until(pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
 	pli_spinner_init(&sp, NULL);
 	pli_event_contended(writer_key(l), PLI_KIND_PL_RWLOCK);
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
+	unsigned again = 0; /* PLI_PARK_AGAIN once woken: see the top */
 	for (;;) {
 		if (!(s & (WRITER | RWAIT)) && READERS(s) == 0) {
 			if (__atomic_compare_exchange_n(&l->state, &s,
@@ -458,12 +466,14 @@ wrlock_until(pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
 			__atomic_fetch_and(&l->state, ~WWAIT, __ATOMIC_RELAXED);
 		pli_spinner_park(&sp);
 		struct wr_ctx w = { l, false };
-		pl_park_result_t r =
-		    pli_park(PLI_KIND_PL_RWLOCK, writer_key(l), wr_validate,
-		        NULL, wr_timed_out, &w, 0, clock, deadline, NULL);
-		if (r.status == PL_PARK_UNPARKED &&
-		    r.token == PL_UNPARK_TOKEN_HANDOFF)
-			return 0; /* WRITER was set for us */
+		pl_park_result_t r = pli_park(PLI_KIND_PL_RWLOCK | again,
+		    writer_key(l), wr_validate, NULL, wr_timed_out, &w, 0,
+		    clock, deadline, NULL);
+		if (r.status == PL_PARK_UNPARKED) {
+			if (r.token == PL_UNPARK_TOKEN_HANDOFF)
+				return 0; /* WRITER was set for us */
+			again = PLI_PARK_AGAIN;
+		}
 		if (r.status == PL_PARK_TIMED_OUT) {
 			if (w.let_readers_in)
 				readers_enter(l, false);

@@ -76,6 +76,10 @@
  *     FUTEX_WAIT/FUTEX_WAKE pairing are twobit.pml's to check;
  *   - memory is sequentially consistent; the acquire/release orderings
  *     are not checked here (ThreadSanitizer and the tests cover them);
+ *   - every park joins its queue at the tail: a woken thread that parks
+ *     again keeps its turn in the C code (PLI_PARK_AGAIN), which only
+ *     reorders a queue, and no property here depends on the order of
+ *     one (twobit.pml checks the turns);
  *   - trylock (the fast paths without the slow ones), the READERS_MAX
  *     abort, the misuse aborts (checked as assertions), statistics and
  *     clocks are not modelled; spurious futex wakeups other than late
