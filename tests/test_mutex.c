@@ -326,53 +326,17 @@ Test(mutex, the_woken_waiter_wakes_the_one_left_parked, .timeout = 120)
  * (tu_wake_to_lose); A parks again; then the main thread unlocks, and A
  * must get m before B.  Parked at the tail, A would come after B. */
 
-#define TURN_ROUNDS 5
-
-struct turn_ctx {
-	pl_mutex_t m;
-	unsigned order[2];
-	unsigned n;
-};
-
-struct turn_arg {
-	struct turn_ctx *c;
-	unsigned id;
-};
-
-static void *
-turn_waiter(void *arg)
-{
-	struct turn_arg *a = arg;
-	pl_mutex_lock(&a->c->m);
-	a->c->order[a->c->n++] = a->id;
-	pl_mutex_unlock(&a->c->m);
-	return NULL;
-}
-
 Test(mutex, a_woken_waiter_that_loses_keeps_its_turn, .timeout = 60)
 {
-	static struct turn_ctx c;
-	struct turn_arg a[2] = { { &c, 0 }, { &c, 1 } };
-	pthread_t w[2];
-
-	for (int r = 0; r < TURN_ROUNDS; r++) {
-		c.n = 0;
-		pl_mutex_lock(&c.m);
-		for (int i = 0; i < 2; i++) {
-			w[i] = tu_spawn(turn_waiter, &a[i]);
-			ASSERT_PARKED(&c.m, (size_t)i + 1);
-		}
-		cr_assert(tu_wake_to_lose(
-		              &c.m.state, 1, PL_MUTEX_PARKED, true, 0) == 1);
-		ASSERT_PARKED(&c.m, 2); /* A is back in the queue */
-		pl_mutex_unlock(&c.m);
-		tu_join(w[0]);
-		tu_join(w[1]);
-		cr_assert(c.n == 2);
-		cr_assert(c.order[0] == 0,
+	static pl_mutex_t m;
+	static struct tu_turns c = { tu_mutex_lock, tu_mutex_unlock, &m, { 0 },
+		0 };
+	for (int r = 0; r < 5; r++) {
+		pl_mutex_lock(&m);
+		cr_assert(tu_turn_round(&c, &m.state, 1, PL_MUTEX_PARKED) == 0,
 		    "round %d: B got the mutex before A, which parked first "
 		    "and lost it once",
 		    r);
-		cr_assert(state_of(&c.m) == 0);
+		cr_assert(state_of(&m) == 0);
 	}
 }

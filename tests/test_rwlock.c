@@ -1216,51 +1216,17 @@ Test(rwlock, clock_variants_both_clocks, .timeout = 30)
  * (tu_wake_to_lose, WPARKED left set for B); A parks again; then the main
  * thread unlocks, and A must get the lock before B. */
 
-struct wturn {
-	pl_rwlock_t l;
-	unsigned order[2];
-	unsigned n;
-};
-
-struct wturn_arg {
-	struct wturn *w;
-	unsigned id;
-};
-
-static void *
-wturn_writer(void *arg)
-{
-	struct wturn_arg *a = arg;
-	pl_rwlock_wrlock(&a->w->l);
-	a->w->order[a->w->n++] = a->id;
-	pl_rwlock_wrunlock(&a->w->l);
-	return NULL;
-}
-
 Test(rwlock, a_woken_writer_that_loses_keeps_its_turn, .timeout = 60)
 {
-	static struct wturn w;
-	struct wturn_arg a[2] = { { &w, 0 }, { &w, 1 } };
-	pthread_t t[2];
-
+	static pl_rwlock_t l;
+	static struct tu_turns w = { tu_wrlock_lock, tu_wrlock_unlock, &l,
+		{ 0 }, 0 };
 	for (int r = 0; r < 5; r++) {
-		w.n = 0;
-		pl_rwlock_wrlock(&w.l);
-		for (int i = 0; i < 2; i++) {
-			t[i] = tu_spawn(wturn_writer, &a[i]);
-			ASSERT_PARKED(WKEY(&w.l), (size_t)i + 1);
-		}
-		cr_assert(tu_wake_to_lose((void *)WKEY(&w.l), sizeof(uintptr_t),
-		              0, true, 0) == 1);
-		ASSERT_PARKED(WKEY(&w.l), 2); /* A is back in the queue */
-		pl_rwlock_wrunlock(&w.l);
-		tu_join(t[0]);
-		tu_join(t[1]);
-		cr_assert(w.n == 2);
-		cr_assert(w.order[0] == 0,
+		pl_rwlock_wrlock(&l);
+		cr_assert(tu_turn_round(&w, WKEY(&l), 1, 0) == 0,
 		    "round %d: B got the lock before A, which parked first "
 		    "and lost it once",
 		    r);
-		cr_assert(__atomic_load_n(&w.l.state, __ATOMIC_RELAXED) == 0);
+		cr_assert(state_of(&l) == 0);
 	}
 }

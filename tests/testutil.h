@@ -482,7 +482,9 @@ tu_lose_callback(pl_unpark_result_t r, void *ctx)
 {
 	struct tu_lose *c = (struct tu_lose *)ctx;
 	(void)r;
-	if (c->size == 1)
+	if (c->parked == 0)
+		; /* a lock whose parked bit the caller keeps */
+	else if (c->size == 1)
 		__atomic_fetch_and((unsigned char *)c->word,
 		    (unsigned char)~c->parked, __ATOMIC_RELAXED);
 	else
@@ -508,6 +510,72 @@ tu_wake_to_lose(
 	struct tu_lose c = { word, size, parked, any, token, 0 };
 	return pl_unpark_filter(word, tu_lose_filter, tu_lose_callback, &c)
 	    .unparked;
+}
+
+/* Threads that take a lock once each and note, holding it, the order in
+ * which they got it: the turn tests.  lock and unlock act on lk. */
+struct tu_turns {
+	void (*lock)(void *lk);
+	void (*unlock)(void *lk);
+	void *lk;
+	unsigned order[4];
+	unsigned n;
+};
+
+struct tu_turn_arg {
+	struct tu_turns *t;
+	unsigned id;
+};
+
+/* The lock and unlock of struct tu_turns for a lock type. */
+#define TU_TURN_FNS(name, type, lockf, unlockf)                                \
+	static inline void tu_##name##_lock(void *p)                           \
+	{                                                                      \
+		lockf((type *)p);                                              \
+	}                                                                      \
+	static inline void tu_##name##_unlock(void *p)                         \
+	{                                                                      \
+		unlockf((type *)p);                                            \
+	}
+TU_TURN_FNS(mutex, pl_mutex_t, pl_mutex_lock, pl_mutex_unlock)
+TU_TURN_FNS(wrlock, pl_rwlock_t, pl_rwlock_wrlock, pl_rwlock_wrunlock)
+#undef TU_TURN_FNS
+
+static inline void *
+tu_turn_thread(void *arg)
+{
+	struct tu_turn_arg *a = (struct tu_turn_arg *)arg;
+	a->t->lock(a->t->lk);
+	a->t->order[a->t->n++] = a->id;
+	a->t->unlock(a->t->lk);
+	return NULL;
+}
+
+/*
+ * One round of a turn test.  The caller holds t's lock, whose waiters
+ * park on addr and whose parked bit is parked in the byte or word at
+ * addr (size; 0: leave the word alone).  A parks, then B; A is woken to
+ * lose (tu_wake_to_lose) and parks again; then the lock is unlocked.
+ * Returns who got the lock first: 0 (A) if A kept its turn.
+ */
+static inline unsigned
+tu_turn_round(
+    struct tu_turns *t, const void *addr, size_t size, uintptr_t parked)
+{
+	struct tu_turn_arg a[2] = { { t, 0 }, { t, 1 } };
+	pthread_t w[2];
+	t->n = 0;
+	for (int i = 0; i < 2; i++) {
+		w[i] = tu_spawn(tu_turn_thread, &a[i]);
+		ASSERT_PARKED(addr, (size_t)i + 1);
+	}
+	cr_assert(tu_wake_to_lose((void *)addr, size, parked, true, 0) == 1);
+	ASSERT_PARKED(addr, 2); /* A is back in the queue */
+	t->unlock(t->lk);
+	tu_join(w[0]);
+	tu_join(w[1]);
+	cr_assert(t->n == 2);
+	return t->order[0];
 }
 
 /* ------------------------------------------------------------------ */
