@@ -501,7 +501,10 @@ tu_lose_callback(pl_unpark_result_t r, void *ctx)
  * the woken one gets there does, all at once: the lock stays held.  So
  * the woken thread finds the lock held and parks again.  The woken one
  * is the first waiter on word (any) or the first whose park token is
- * token.  Returns how many were woken: 1, or 0 if nobody matched.
+ * token.  Returns how many were woken: 1, or 0 if nobody matched.  With
+ * parked 0 the word is left alone: for a lock whose parked bit the
+ * unlock keeps while others wait (the rwlock's WPARKED; its woken writer
+ * takes any token but a hand-off as "compete").
  */
 static inline size_t
 tu_wake_to_lose(
