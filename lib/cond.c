@@ -147,7 +147,7 @@ static void
 relock(pl_mutex_t *m, pl_park_result_t r)
 {
 	if (r.status == PL_PARK_UNPARKED && r.token == PLI_TOKEN_REARM)
-		pli_mutex_lock_woken(m, r.token);
+		pli_mutex_lock_woken(m);
 	else
 		pl_mutex_lock(m);
 }

@@ -36,11 +36,13 @@ pl__mutex_lock_slow(pl_mutex_t *m)
 }
 
 void
-pli_mutex_lock_woken(pl_mutex_t *m, uintptr_t token)
+pli_mutex_lock_woken(pl_mutex_t *m)
 {
 	const struct pli_twobit l = MUTEX_LOCK(m);
+	pli_twobit_rearm(&l);
 	PL_TSAN_PRE_LOCK(m, 0);
-	PL__DIVERTED(m, pli_twobit_lock_woken(&l, token));
+	if (!pl__mutex_trylock_raw(m))
+		PL__DIVERTED(m, pli_twobit_lock_woken(&l));
 	PL_TSAN_POST_LOCK(m, 0);
 }
 

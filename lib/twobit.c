@@ -49,7 +49,7 @@
  * L and P even when other waiters stay queued, and tells the woken thread
  * so with the token PLI_TOKEN_REARM; that thread sets P again before it
  * competes (pli_twobit_rearm; a condition waiter woken on a mutex's queue
- * does it in pli_twobit_lock_woken).  Between the wake and the
+ * does it in pli_mutex_lock_woken).  Between the wake and the
  * re-arm, which is at least a wake-up latency (5 to 80 us here), lockers
  * take and release the lock on the fast paths: one wake-up is in flight
  * at a time, as with glibc's futex mutex, whose woken thread takes the
@@ -253,14 +253,8 @@ pli_twobit_lock(const struct pli_twobit *l, clockid_t clock,
 }
 
 void
-pli_twobit_lock_woken(const struct pli_twobit *l, uintptr_t token)
+pli_twobit_lock_woken(const struct pli_twobit *l)
 {
-	if (token == PLI_TOKEN_REARM)
-		pli_twobit_rearm(l);
-	uintptr_t s = load(l);
-	while (!(s & l->locked))
-		if (cas_acquire(l, &s, s | l->locked))
-			return;
 	lock_slow(l, CLOCK_MONOTONIC, NULL, PLI_PARK_AGAIN);
 }
 

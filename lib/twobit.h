@@ -35,12 +35,12 @@ struct pli_twobit {
 int pli_twobit_lock(const struct pli_twobit *l, clockid_t clock,
     const struct timespec *deadline);
 
-/* Acquire l as a thread that an unlock of l woke from l's queue with
- * token, outside pli_twobit_lock (a condition waiter moved onto a mutex;
- * lib/cond.c): re-arm if the token says so, take l if free, else go on as
- * pli_twobit_lock's woken thread does, keeping its turn in the queue
- * (PLI_PARK_AGAIN).  No deadline. */
-void pli_twobit_lock_woken(const struct pli_twobit *l, uintptr_t token);
+/* Acquire l as pli_twobit_lock's woken thread does, keeping its turn in
+ * the queue (PLI_PARK_AGAIN), for a thread that an unlock of l woke from
+ * l's queue outside pli_twobit_lock (a condition waiter moved onto a
+ * mutex; lib/cond.c) and that has re-armed and tried l once.  No
+ * deadline. */
+void pli_twobit_lock_woken(const struct pli_twobit *l);
 
 /* Release l, which the fast path could not: waiters parked, another bit
  * of the word changed, or a fair unlock.  name is the public function,
@@ -65,8 +65,9 @@ pli_twobit_rearm(const struct pli_twobit *l)
 		    (uintptr_t *)l->word, l->parked, __ATOMIC_RELAXED);
 }
 
-/* pli_twobit_lock_woken for a pl_mutex_t, with the annotations of
- * pl_mutex_lock (lib/mutex.c). */
-void pli_mutex_lock_woken(pl_mutex_t *m, uintptr_t token);
+/* Lock m as a condition waiter that an unlock of m woke from m's queue
+ * with PLI_TOKEN_REARM: re-arm, try once, else pli_twobit_lock_woken;
+ * with the annotations of pl_mutex_lock (lib/mutex.c). */
+void pli_mutex_lock_woken(pl_mutex_t *m);
 
 #endif /* PARKINGLOT_TWOBIT_H */

@@ -144,7 +144,7 @@ inline q_remove(qi, x)
 
 /* A thread woken with PLI_TOKEN_REARM sets m's PARKED again before it
  * competes for m (pli_twobit_rearm; for a condition waiter woken on m's
- * queue, pli_twobit_lock_woken, from relock() in lib/cond.c).  BROKEN=6:
+ * queue, pli_mutex_lock_woken, from relock() in lib/cond.c).  BROKEN=6:
  * the condition waiter forgets to.  (Such a waiter that loses m parks
  * again at its turn in m's queue; here every park on m joins the tail:
  * no property of this model depends on the order of m's queue, and
