@@ -278,15 +278,24 @@ follow_resets(struct plx_shm *s)
 /* ---- sampled stacks -------------------------------------------------- */
 
 /*
- * One park in sample_every of each thread, its first included, records
- * the thread's stack before it is queued (the sample hook: no lock of the
- * lot held).  The unwinder is libgcc's, called directly: backtrace(3)
- * would load libgcc_s on its first call, under the dynamic loader's lock.
- * libgcc finds each frame's unwind table with glibc's _dl_find_object,
- * which takes no lock; only where a program registers unwind tables of
- * its own (a JIT) does it take a mutex of libgcc's, which may come back
- * here as a nested lock operation: that one takes no sample (sampling).
+ * One park in sample_every of each thread records the thread's stack
+ * before it is queued (the sample hook: no lock of the lot held).  Each
+ * thread starts at a phase of its own, drawn at its first park, so that
+ * every park has the same chance.  With the phase at 0 for all, as it
+ * was, the first park of every thread was sampled: that overweights the
+ * sites of first parks, and a program that starts many threads, each
+ * parking a few times, unwound at nearly every park (lockbench W3, 300
+ * threads that park once: 11 to 13 us of CPU a thread, doc/BENCHMARKS.md,
+ * "W3's CPU under parkstat").
+ *
+ * The unwinder is libgcc's, called directly: backtrace(3) would load
+ * libgcc_s on its first call, under the dynamic loader's lock.  libgcc
+ * finds each frame's unwind table with glibc's _dl_find_object, which
+ * takes no lock; only where a program registers unwind tables of its own
+ * (a JIT) does it take a mutex of libgcc's, which may come back here as a
+ * nested lock operation: that one takes no sample (sampling).
  */
+/* Parks until the next sample, this one included; 0: no phase drawn. */
 static __thread uint32_t park_tick;
 static __thread bool sampling;
 
@@ -351,8 +360,18 @@ static uint32_t
 export_sample(const void *addr, unsigned kind)
 {
 	uint32_t every = __atomic_load_n(&sample_every, __ATOMIC_RELAXED);
-	if (every == 0 || sampling || park_tick++ % every != 0)
+	if (every == 0 || sampling)
 		return 0;
+	if (park_tick == 0) {
+		/* The address differs between the threads alive at once,
+		 * the clock between those that reuse one thread's memory. */
+		uint64_t h = ((uintptr_t)&park_tick ^ pli_now_ns()) *
+		    0x9E3779B97F4A7C15ull;
+		park_tick = 1 + (uint32_t)((h >> 32) % every);
+	}
+	if (--park_tick != 0)
+		return 0;
+	park_tick = every;
 	sampling = true;
 	uint64_t pcs[PLX_DEPTH];
 	struct unwind_buf b = { pcs, 0 };

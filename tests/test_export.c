@@ -671,11 +671,26 @@ park_here(const void *addr, int n)
 	__asm__ volatile("" ::: "memory"); /* no tail call: keep the frame */
 }
 
-/* The child of export_child: parks sampled 1 in every (the first of the
- * thread among them) on a from park_here, and a condition wait on c
- * that times out; keeps its object for the parent. */
+struct sampled_parker {
+	const void *addr;
+	int parks;
+};
+
+static void *
+sampled_parker_thread(void *arg)
+{
+	const struct sampled_parker *p = arg;
+	park_here(p->addr, p->parks);
+	return NULL;
+}
+
+/* The child of export_child: parks sampled 1 in every on a from
+ * park_here, parks of them in the main thread, or in each of threads
+ * threads (when not 0), and a condition wait on c that times out; keeps
+ * its object for the parent. */
 static pid_t
-export_child(const char *every, const void *a, pl_cond_t *c, int parks)
+export_child(
+    const char *every, const void *a, pl_cond_t *c, int threads, int parks)
 {
 	fflush(NULL);
 	pid_t pid = fork();
@@ -688,7 +703,16 @@ export_child(const char *every, const void *a, pl_cond_t *c, int parks)
 		    setenv(PLX_ENV_SAMPLE, every, 1) != 0 ||
 		    pl_stats_export(true) != 0)
 			_exit(10);
-		park_here(a, parks);
+		if (threads == 0)
+			park_here(a, parks);
+		struct sampled_parker p = { a, parks };
+		for (int i = 0; i < threads; i++) {
+			pthread_t t;
+			if (pthread_create(
+			        &t, NULL, sampled_parker_thread, &p) != 0 ||
+			    pthread_join(t, NULL) != 0)
+				_exit(12);
+		}
 		pl_mutex_t m = PL_MUTEX_INITIALIZER;
 		pl_mutex_lock(&m);
 		struct timespec soon = tu_deadline_in(TU_MS);
@@ -727,7 +751,7 @@ Test(export, slots_have_kinds_and_sampled_parks_have_stacks)
 {
 	static char a;
 	static pl_cond_t c = PL_COND_INITIALIZER;
-	pid_t pid = export_child("1", &a, &c, 5);
+	pid_t pid = export_child("1", &a, &c, 0, 5);
 	const struct plx_shm *s = map_kept(pid);
 	cr_assert(s->h.sample_every == 1 && s->h.nstacks == PLX_NSTACKS &&
 	    s->h.depth == PLX_DEPTH);
@@ -770,7 +794,7 @@ Test(export, sampling_takes_one_park_in_n)
 {
 	static char a, b;
 	static pl_cond_t c = PL_COND_INITIALIZER;
-	const struct plx_shm *s = map_kept(export_child("4", &a, &c, 8));
+	const struct plx_shm *s = map_kept(export_child("4", &a, &c, 0, 8));
 	uint64_t parks = 0;
 	for (size_t i = 0; i < PLX_NSTACKS; i++)
 		if (s->stacks[i].addr == (uintptr_t)&a)
@@ -778,9 +802,31 @@ Test(export, sampling_takes_one_park_in_n)
 	cr_assert(parks == 2, "%lu of 8 parks sampled", (unsigned long)parks);
 	unmap(s);
 
-	s = map_kept(export_child("0", &b, &c, 8));
+	s = map_kept(export_child("0", &b, &c, 0, 8));
 	cr_assert(s->h.stacks_used == 0 && s->h.sample_every == 0);
 	cr_assert(find_slot(s, &b)->parks == 8);
+	unmap(s);
+}
+
+/* Each thread starts sampling at a phase of its own: 64 threads that park
+ * 4 times each, sampled 1 in 8, have about half of them sampled once and
+ * the rest not at all (fewer than 8 or more than 56 sampled has a chance
+ * under 1e-6).  With the first park of every thread sampled, as before,
+ * all 64 were. */
+Test(export, each_thread_samples_from_a_phase_of_its_own)
+{
+	static char a;
+	static pl_cond_t c = PL_COND_INITIALIZER;
+	const struct plx_shm *s = map_kept(export_child("8", &a, &c, 64, 4));
+	uint64_t parks = 0;
+	for (size_t i = 0; i < PLX_NSTACKS; i++)
+		if (s->stacks[i].addr == (uintptr_t)&a)
+			parks += s->stacks[i].parks;
+	cr_assert(find_slot(s, &a)->parks == 64 * 4);
+	cr_assert(parks >= 8 && parks <= 56,
+	    "%lu of 64 threads' 256 parks "
+	    "sampled",
+	    (unsigned long)parks);
 	unmap(s);
 }
 

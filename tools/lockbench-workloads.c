@@ -1001,11 +1001,11 @@ struct workload work[] = {
 	            3 },
 	        { 2, false, true, 1.00, "CPU<=%.2fx", "CPU", "x", 2 } },
 	    .prep = 0.11, .prepare = w3_prepare,
-	    .why = "CPU: each of the 300 threads pauses 5 us and parks through "
-	           "the table; the adaptive yield rounds took it from 1.36x to "
-	           "1.02x glibc's (medians of 4 paired runs), and the spread "
-	           "between runs is wider (doc/BENCHMARKS.md, \"Adaptive "
-	           "spinning\")" },
+	    .why = "CPU: under parkstat (make bench) pl's parks are observed "
+	           "and glibc's are not, 1.24x to 1.32x in paired runs; "
+	           "without parkstat 1.12x to 1.17x, the rest not attributed: "
+	           "the library's code is about 1% of a profile "
+	           "(doc/BENCHMARKS.md, \"W3's CPU under parkstat\")" },
 	{ "W4",
 	    "W4 useful work: 2 threads run the W2 loop while 2 threads do "
 	    "units of " S_YIELD_WORK " xorshift steps + sched_yield; each "
