@@ -22,6 +22,16 @@
  * call sched_yield before the same wait, so that a thread preempted on
  * this CPU (the holder, or anyone else) can run meanwhile; then park.
  *
+ * Before them a spinner given the lock's address (the mutex and the bit
+ * locks) looks once more after a tenth of a round, about 250 ns: most
+ * holds of a lock that is contended at all are short, and a waiter that
+ * waits a whole round before its second look leaves such a lock idle
+ * for most of it.  Producers and consumers on a mutex and condition
+ * variables (lockbench W5a) ran twice as fast or more, and the rounds
+ * after it still keep a waiter off the holder's cache line for long
+ * (doc/BENCHMARKS.md, "The early look").  A woken waiter that spins
+ * again looks early again; nobody does where spin_limit is 0.
+ *
  * A yield that finds another runnable thread may not come back for a
  * whole time slice (milliseconds), and twenty of them would keep a waiter
  * out of the queue, and out of the fairness hand-off, for that long.  So
@@ -46,6 +56,7 @@ struct pli_spinner {
 	unsigned adapt;     /* the tuning's, 0 without an address */
 	const void *addr;   /* the lock, whose yield rounds' history counts */
 	uint64_t yield_end; /* when the yield rounds must stop */
+	unsigned early;     /* pauses before the early look; 0: done */
 	bool parked;
 };
 
@@ -56,6 +67,13 @@ struct pli_spinner {
 bool pli_spin_may_yield(const void *addr, unsigned g);
 void pli_spin_yields_paid(const void *addr);
 unsigned pli_spin_history(const void *addr);
+
+/* The pauses before the early look: a tenth of a round's. */
+static inline unsigned
+pli_spinner_early(const struct pli_spinner *sp)
+{
+	return sp->addr && sp->spin_limit ? sp->pauses / 10 + 1 : 0;
+}
 
 static inline void
 pli_spinner_init(struct pli_spinner *sp, const void *addr)
@@ -71,6 +89,7 @@ pli_spinner_init(struct pli_spinner *sp, const void *addr)
 	sp->pauses = __atomic_load_n(&t->pause_per_spin, __ATOMIC_RELAXED);
 	sp->poll_ns = __atomic_load_n(&t->poll_ns, __ATOMIC_RELAXED);
 	sp->yield_end = 0;
+	sp->early = pli_spinner_early(sp);
 	sp->parked = false;
 }
 
@@ -100,6 +119,12 @@ pli_spin_begin(struct pli_spinner *sp)
 static inline bool
 pli_spin(struct pli_spinner *sp)
 {
+	if (sp->early) {
+		for (unsigned i = 0; i < sp->early; i++)
+			pli_cpu_relax();
+		sp->early = 0;
+		return true;
+	}
 	if (!pli_spin_begin(sp))
 		return false;
 	for (unsigned i = 0; i < sp->pauses; i++)
@@ -146,6 +171,7 @@ pli_spinner_park(struct pli_spinner *sp)
 		pli_stat_add(PLI_SPIN_FAILURES, 1);
 	}
 	sp->spins = sp->yields = 0;
+	sp->early = pli_spinner_early(sp);
 }
 
 static inline void

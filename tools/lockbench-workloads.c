@@ -1039,10 +1039,13 @@ struct workload work[] = {
 	            1 } },
 	    .finish = w4_finish,
 	    .why =
-	        "0.2-0.4% of the lock threads' acquisitions reach the slow "
-	        "path; the time goes in the lock's cache line moving between "
-	        "the CPUs on fast-path acquisitions, which no slow-path "
-	        "policy sees (doc/BENCHMARKS.md, \"W4: stepping back\")" },
+	        "lock rate: the lock's cache line moving between the CPUs on "
+	        "fast-path acquisitions, which no slow-path policy sees "
+	        "(doc/BENCHMARKS.md, \"W4: stepping back\"); yielders: they "
+	        "run only when a lock thread leaves its CPU, and a waiter "
+	        "that yields at its first contention gave them 35-55x glibc's "
+	        "rate but cut W5a's producers and consumers by 85% (\"The "
+	        "early look\")" },
 	{ "W5a",
 	    "W5a producer/consumer: 2 producers + 2 consumers, queue "
 	    "of " S_W5_CAP "; Mitems/s, median of %d runs",
