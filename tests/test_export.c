@@ -789,16 +789,24 @@ Test(export, slots_have_kinds_and_sampled_parks_have_stacks)
 	unmap(s);
 }
 
+/* The sampled parks on addr, over the stacks recorded. */
+static uint64_t
+sampled_parks(const struct plx_shm *s, const void *addr)
+{
+	uint64_t parks = 0;
+	for (size_t i = 0; i < PLX_NSTACKS; i++)
+		if (s->stacks[i].addr == (uintptr_t)addr)
+			parks += s->stacks[i].parks;
+	return parks;
+}
+
 /* 1 in every N parks of a thread is sampled; 0 samples none. */
 Test(export, sampling_takes_one_park_in_n)
 {
 	static char a, b;
 	static pl_cond_t c = PL_COND_INITIALIZER;
 	const struct plx_shm *s = map_kept(export_child("4", &a, &c, 0, 8));
-	uint64_t parks = 0;
-	for (size_t i = 0; i < PLX_NSTACKS; i++)
-		if (s->stacks[i].addr == (uintptr_t)&a)
-			parks += s->stacks[i].parks;
+	uint64_t parks = sampled_parks(s, &a);
 	cr_assert(parks == 2, "%lu of 8 parks sampled", (unsigned long)parks);
 	unmap(s);
 
@@ -818,14 +826,9 @@ Test(export, each_thread_samples_from_a_phase_of_its_own)
 	static char a;
 	static pl_cond_t c = PL_COND_INITIALIZER;
 	const struct plx_shm *s = map_kept(export_child("8", &a, &c, 64, 4));
-	uint64_t parks = 0;
-	for (size_t i = 0; i < PLX_NSTACKS; i++)
-		if (s->stacks[i].addr == (uintptr_t)&a)
-			parks += s->stacks[i].parks;
+	uint64_t parks = sampled_parks(s, &a);
 	cr_assert(find_slot(s, &a)->parks == 64 * 4);
-	cr_assert(parks >= 8 && parks <= 56,
-	    "%lu of 64 threads' 256 parks "
-	    "sampled",
+	cr_assert(parks >= 8 && parks <= 56, "%lu of 256 parks sampled",
 	    (unsigned long)parks);
 	unmap(s);
 }
