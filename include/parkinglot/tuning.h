@@ -8,7 +8,8 @@
  * a process whose CPU affinity allows a single processing unit never spins,
  * because the thread it would wait for cannot run meanwhile.  A spin
  * iteration waits about 2.5 us (PARKINGLOT_POLL_NS) before it looks at
- * the lock again; the yield iterations call sched_yield first, and a
+ * the lock again (a mutex's or bit lock's waiter looks once early, after
+ * a tenth of that); the yield iterations call sched_yield first, and a
  * mutex's or bit lock's waiters skip them once 4 waiters on that lock
  * started them without one getting the lock in them (until one waiter
  * in 16, which tries them again, does).  The environment variables
