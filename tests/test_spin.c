@@ -12,7 +12,8 @@
  * unlocks only once the waiter is parked, so its yield rounds never pay.
  * Short holds: the test unlocks as soon as the waiter yields.  And a
  * burst: many waiters arriving at once on a lock held until all are
- * parked, of whom only the first few may yield.
+ * parked, of whom only the first few may yield.  And the early look that
+ * comes before the rounds (spin.h).
  */
 #include "testutil.h"
 
@@ -206,4 +207,34 @@ Test(spin, a_burst_of_waiters_yields_only_a_few)
 	pthread_barrier_destroy(&burst_start);
 	cr_assert(n >= 1 && n <= 2 * g, "%u of %d waiters yielded (g = %u)", n,
 	    BURST, g);
+}
+
+/* The early look (spin.h): a spinner given the lock's address looks once
+ * after a tenth of a round, before the rounds it counts, and again after
+ * each wake-up; a spinner without one (the rwlock's) does not, and nobody
+ * does where spin_limit is 0. */
+Test(spin, the_early_look_comes_before_the_rounds)
+{
+	setup();
+	static pl_mutex_t m;
+	struct pli_spinner sp;
+	pli_spinner_init(&sp, &m);
+	unsigned early = sp.pauses / 10 + 1;
+	cr_assert(sp.early == early && early < sp.pauses, "early look %u of %u",
+	    sp.early, sp.pauses);
+	cr_assert(pli_spin(&sp));
+	cr_assert(sp.early == 0 && sp.spins == 0 && sp.yields == 0,
+	    "the early look counted as a round");
+	cr_assert(pli_spin(&sp) && sp.spins == 1);
+	pli_spinner_park(&sp);
+	cr_assert(sp.early == early, "no early look after a wake-up");
+
+	pli_spinner_init(&sp, NULL);
+	cr_assert(sp.early == 0, "the rwlock's spinner looked early");
+
+	struct pl_tuning t = { 0, 20, 1000 };
+	pl_tuning_set(&t);
+	pli_spinner_init(&sp, &m);
+	cr_assert(sp.early == 0, "an early look with spin_limit 0");
+	setup();
 }
