@@ -119,15 +119,14 @@ pli_spin_begin(struct pli_spinner *sp)
 static inline bool
 pli_spin(struct pli_spinner *sp)
 {
-	if (sp->early) {
-		for (unsigned i = 0; i < sp->early; i++)
-			pli_cpu_relax();
+	unsigned n = sp->early; /* the early look, uncounted */
+	if (n)
 		sp->early = 0;
-		return true;
-	}
-	if (!pli_spin_begin(sp))
+	else if (pli_spin_begin(sp))
+		n = sp->pauses;
+	else
 		return false;
-	for (unsigned i = 0; i < sp->pauses; i++)
+	for (unsigned i = 0; i < n; i++)
 		pli_cpu_relax();
 	return true;
 }

@@ -521,7 +521,7 @@ struct tu_turns {
 	void (*lock)(void *lk);
 	void (*unlock)(void *lk);
 	void *lk;
-	unsigned order[4];
+	unsigned order[2]; /* A is 0, B 1 */
 	unsigned n;
 };
 
