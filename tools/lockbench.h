@@ -170,7 +170,7 @@ struct workload {
 	struct clause tgt[3];
 	int rounds;
 	double prep;
-	void (*prepare)(void), (*finish)(struct ser *);
+	void (*prepare)(void), (*finish)(struct ser *, int k); /* k: lock */
 	const char *why; /* why its targets miss here, as far as measured */
 };
 
