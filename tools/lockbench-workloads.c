@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -873,8 +874,9 @@ static char w4_why[600] =
  * as one alone, so where the goal is above twice pl's rate alone, the
  * reason printed is that no pl lock can reach it in this run. */
 static void
-w4_finish(struct ser *s, int k)
+w4_finish(struct ser *s, int k, int c)
 {
+	(void)c;
 	static double pl_alone;
 
 	for (int r = 0; r < s[1].n; r++)
@@ -969,10 +971,70 @@ struct tlist tl8 = { 3, { 64, 256, 1024 } };
 	"a bare spinlock runs 1.2x glibc here: every lock pays the "           \
 	"lock's and the counter's lines crossing between the cores on each "   \
 	"operation (doc/BENCHMARKS.md, \"The whole table\")"
-#define W6_WHY                                                                 \
-	"not attributed below 1.5x; at 2 threads the one reader gets under a " \
-	"quarter against one writer, cause not investigated "                  \
-	"(doc/BENCHMARKS.md, \"The whole table\")"
+#define W6_WHY_NONE "throughput: not attributed"
+
+/* W6's and W6cxx's reason, from the run's shares: where the other lock
+ * (kind 1) let its writers do under the quarter of the operations that
+ * each side must have, its throughput is mostly readers sharing the
+ * lock, which a lock that keeps both shares does not get. */
+struct w6_why {
+	double share[2][MAXTC]; /* median write share, % */
+	char text[600];
+};
+
+static void
+append(char *b, size_t cap, const char *fmt, ...)
+{
+	size_t len = strlen(b);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(b + len, cap - len, fmt, ap);
+	va_end(ap);
+}
+
+static void
+w6_why_finish(struct w6_why *y, const char *other, struct ser *s, int k, int c)
+{
+	if (k > 1)
+		return;
+	y->share[k][c] = ser_stat(&s[2], Q_MED);
+	if (k != 1 || c != tl6.n - 1)
+		return;
+	char cells[200] = "", them[200] = "", us[200] = "";
+	int n = 0;
+	for (int i = 0; i < tl6.n; i++) {
+		if (!(y->share[1][i] >= 0 && y->share[1][i] < 25))
+			continue;
+		const char *sep = n++ ? ", " : "";
+		append(cells, sizeof cells, "%s%d", sep, tl6.v[i]);
+		append(them, sizeof them, "%s%.1f%%", sep, y->share[1][i]);
+		append(us, sizeof us, "%s%.1f%%", sep, y->share[0][i]);
+	}
+	if (n == 0)
+		snprintf(y->text, sizeof y->text, "%s", W6_WHY_NONE);
+	else
+		snprintf(y->text, sizeof y->text,
+		    "throughput: %s prefers readers: its writers did %s of "
+		    "the operations at %s threads, under the quarter each "
+		    "side must have, so its throughput there is mostly "
+		    "readers sharing the lock; pl's writers did %s",
+		    other, them, cells, us);
+}
+
+static struct w6_why w6_why = { .text = W6_WHY_NONE },
+                     w6cxx_why = { .text = W6_WHY_NONE };
+
+static void
+w6_finish(struct ser *s, int k, int c)
+{
+	w6_why_finish(&w6_why, rw_name[1], s, k, c);
+}
+
+static void
+w6cxx_finish(struct ser *s, int k, int c)
+{
+	w6_why_finish(&w6cxx_why, cxx_rw_name[1], s, k, c);
+}
 #define W8_WHY                                                                 \
 	"on 2 CPUs 1.5x glibc asks one lock for what pl's W2 loop does at 2 "  \
 	"to 32 threads without W8's clock read per operation, and 16 locks "   \
@@ -1107,7 +1169,7 @@ struct workload work[] = {
 	    "write shares of the total",
 	    &tl6, 0, rw_name, F_TIMED, 26, { 0.01, 1 }, w6_run,
 	    { { w6_body_fn, 0, HALVES, NULL, "", W6_PFMT, { 0, 1, 2 } } },
-	    W6_FIGURES, .why = W6_WHY },
+	    W6_FIGURES, .finish = w6_finish, .why = w6_why.text },
 	{ "W7",
 	    "W7 many locks: " S_W7_THREADS " threads lock random entries of an "
 	    "array of " S_W7_LOCKS " locks; Mops/s, median of %d runs",
@@ -1181,7 +1243,7 @@ struct workload work[] = {
 	    "the total; ratios pl::/std::",
 	    &tl6, 0, cxx_rw_name, F_TIMED | F_CXX, 26, { 0.01, 1 }, w6cxx_run,
 	    { { w6cxx_fn, 0, HALVES, NULL, "", W6_PFMT, { 0, 1, 2 } } },
-	    W6_FIGURES, .why = W6_WHY },
+	    W6_FIGURES, .finish = w6cxx_finish, .why = w6cxx_why.text },
 };
 _Static_assert(sizeof work / sizeof work[0] == NWORK, "NWORK counts work[]");
 _Static_assert(W5B_ROUNDS <= NV, "a series holds W5b's broadcasts");

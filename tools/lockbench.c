@@ -562,7 +562,7 @@ run_workload(const struct workload *w)
 				run_runs(w, c, k, r, r + per, nrun);
 		for (int k = 0; k < NLK; k++)
 			if (kind_on(w, k) && w->finish)
-				w->finish(res[c][k], k);
+				w->finish(res[c][k], k, c);
 	}
 	print_table(w);
 }

@@ -170,7 +170,8 @@ struct workload {
 	struct clause tgt[3];
 	int rounds;
 	double prep;
-	void (*prepare)(void), (*finish)(struct ser *, int k); /* k: lock */
+	void (*prepare)(void);
+	void (*finish)(struct ser *, int k, int c); /* lock k, cell c */
 	const char *why; /* why its targets miss here, as far as measured */
 };
 
