@@ -33,6 +33,10 @@ struct pli_counters {
 /* NULL until the first count of the process (stats.c). */
 extern struct pli_counters *pli_counters_v;
 struct pli_counters *pli_counters_create(void);
+/* For the tests: pages mapped for the counters so far, and a call made
+ * after a page is mapped, before it is published. */
+unsigned pli_counters_pages_mapped(void);
+extern void (*pli_counters_map_hook)(void);
 unsigned pli_stat_stripe(void);
 void pli_stat_max_queue(size_t len);
 
