@@ -81,7 +81,10 @@ _Static_assert(sizeof(struct pli_counters) % 8 == 0, "whole words");
  *     3  published
  *
  * The mapper moves it 0 -> 1 by CAS and, once the page is published,
- * to 3, waking all if it saw 2; the others wait for 3. */
+ * to 3 by exchange, waking all if it saw 2; the others move 1 to 2 and
+ * sleep on the word until they load 3.  model/once.pml checks that one
+ * thread maps, and that no waiter sleeps on or returns before the page
+ * is published. */
 struct pli_counters *
 pli_counters_create(void)
 {
