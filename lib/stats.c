@@ -33,6 +33,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
@@ -92,6 +93,11 @@ pli_counters_create(void)
 	uint32_t s = 0;
 	if (__atomic_compare_exchange_n(&create_state, &s, 1, false,
 	        __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+		/* No signal handler of this thread may count meanwhile: it
+		 * would wait for itself. */
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
 		long ps = sysconf(_SC_PAGESIZE);
 		void *p = MAP_FAILED;
 		if (ps > 0 && (size_t)ps >= sizeof(struct pli_counters))
@@ -108,6 +114,7 @@ pli_counters_create(void)
 		if (__atomic_exchange_n(&create_state, 3, __ATOMIC_RELEASE) ==
 		    2)
 			pli_futex_wake(&create_state, INT_MAX);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	} else {
 		while (s != 3) {
 			if (s == 2 ||
