@@ -223,3 +223,47 @@ Test(stats, the_first_counts_map_one_page)
 	pl_stats_get(&s);
 	cr_assert(s.parks >= 1, "parks %llu", (unsigned long long)s.parks);
 }
+
+/* A signal handler that counts, run on the thread that is mapping the
+ * page: the mapper blocks its signals until the page is published, so
+ * the handler runs after, instead of waiting for its own thread.  The
+ * hook sends the signal to the mapping thread from inside the mapping;
+ * the first count is an invalid park of the test's thread.  (Not under
+ * TSan, which defers handlers to its interceptors; see test_faults.c.) */
+#ifndef __SANITIZE_THREAD__
+static volatile sig_atomic_t handled;
+
+static void
+reset_in_handler(int sig)
+{
+	(void)sig;
+	pl_stats_reset(); /* counts a reset: needs the page */
+	handled = 1;
+}
+
+static void
+signal_the_mapper(void)
+{
+	pthread_kill(pthread_self(), SIGUSR1);
+}
+
+Test(stats, a_handler_that_counts_while_the_page_is_mapped)
+{
+	static char a;
+	struct sigaction sa = { .sa_handler = reset_in_handler };
+	cr_assert(pli_counters_pages_mapped() == 0,
+	    "this test needs a process that has counted nothing");
+	sigemptyset(&sa.sa_mask);
+	cr_assert(sigaction(SIGUSR1, &sa, NULL) == 0);
+	pli_counters_map_hook = signal_the_mapper;
+	pl_park_result_t r = pl_park(&a, say_no, NULL, NULL, NULL, 0, NULL);
+	pli_counters_map_hook = NULL;
+	cr_assert(r.status == PL_PARK_INVALID);
+	cr_assert(handled == 1, "the handler did not run");
+	cr_assert(pli_counters_pages_mapped() == 1);
+	struct pl_stats s;
+	pl_stats_get(&s);
+	cr_assert(s.invalid_parks == 1, "invalid parks %llu",
+	    (unsigned long long)s.invalid_parks);
+}
+#endif
