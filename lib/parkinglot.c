@@ -669,7 +669,6 @@ static struct table *fork_table;
 static void
 atfork_prepare(void)
 {
-	pli_stats_ready(); /* the counters' page, before the bucket locks */
 	fork_table = lock_current_table();
 	pli_word_lock(&spare_lock);
 	pli_stats_fork_prepare();

@@ -326,10 +326,6 @@ void
 pli_stats_fork_prepare(void)
 {
 	pli_word_lock(&counters_lock);
-	/* No mapping in flight across the fork, where the child would have
-	 * no mapper to wait for: the page is made now if it was not (the
-	 * lot's handler has already asked for it, before its locks). */
-	(void)pli_counters();
 }
 
 void
@@ -347,6 +343,11 @@ pli_stats_fork_child(void)
 {
 	__atomic_store_n(&counters_lock, 0, __ATOMIC_RELAXED);
 	struct pli_counters *c = pli_counters_v;
+	/* A page being mapped by a thread of the parent has no mapper here:
+	 * the child maps its own at its first count (the parent's mapping,
+	 * if made, stays the parent's), or keeps the page if it was already
+	 * published. */
+	__atomic_store_n(&create_state, c ? 3 : 0, __ATOMIC_RELAXED);
 	if (c == NULL)
 		return;
 	size_t page_size = page_size_of(c);

@@ -22,9 +22,10 @@
  *   - one page: only one thread maps;
  *   - every thread returns with the page published;
  *   - no thread sleeps forever (an invalid end state).
- * Not modelled: fork (pli_stats_fork_prepare completes the page before
- * any fork, so no child inherits a state of 1 or 2), and the mapping's
- * failure (the static page is published instead, the same steps).
+ * Not modelled: fork (the child, its only thread, sets the state to 0,
+ * or to 3 if the page was published, pli_stats_fork_child), and the
+ * mapping's failure (the static page is published instead, the same
+ * steps).
  *
  * Broken variants, each must be caught (model/check.sh):
  *   BROKEN=1  the mapper stores 3 and wakes only if a load before the

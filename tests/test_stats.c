@@ -267,3 +267,59 @@ Test(stats, a_handler_that_counts_while_the_page_is_mapped)
 	    (unsigned long long)s.invalid_parks);
 }
 #endif
+
+/* A fork while another thread maps the page: the child, whose only
+ * thread is the forking one, must not wait for a mapper it does not
+ * have.  The hook holds the mapper inside the mapping until the parent
+ * has forked; the child makes its first count (an invalid park), which
+ * maps a page of its own, and exits 0 if that count is there. */
+static int in_hook, forked;
+
+static void
+hold_until_forked(void)
+{
+	__atomic_store_n(&in_hook, 1, __ATOMIC_RELEASE);
+	int64_t end = tu_now_ns() + TU_WAIT_NS;
+	while (!__atomic_load_n(&forked, __ATOMIC_ACQUIRE) && tu_now_ns() < end)
+		tu_poll_pause();
+}
+
+static void *
+first_counter(void *arg)
+{
+	static char b;
+	(void)arg;
+	(void)pl_park(&b, say_no, NULL, NULL, NULL, 0, NULL);
+	return NULL;
+}
+
+Test(stats, a_fork_while_the_page_is_mapped)
+{
+	cr_assert(pli_counters_pages_mapped() == 0,
+	    "this test needs a process that has counted nothing");
+	pli_counters_map_hook = hold_until_forked;
+	pthread_t t = tu_spawn(first_counter, NULL);
+	cr_assert(tu_wait_int_eq(&in_hook, 1, TU_WAIT_NS), "no mapper");
+	fflush(NULL);
+	pid_t pid = fork();
+	cr_assert(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		static char c;
+		struct pl_stats s;
+		pli_counters_map_hook = NULL;
+		(void)pl_park(&c, say_no, NULL, NULL, NULL, 0, NULL);
+		pl_stats_get(&s);
+		_exit(s.invalid_parks == 1 && pli_counters_pages_mapped() == 2
+		        ? 0
+		        : 1);
+	}
+	__atomic_store_n(&forked, 1, __ATOMIC_RELEASE);
+	tu_join(t);
+	pli_counters_map_hook = NULL;
+	int status = 0;
+	bool exited = tu_waitpid_bounded(pid, &status, 10 * TU_SEC);
+	cr_assert(exited, "the child hung (killed after 10 s)");
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "the child's count is missing");
+	cr_assert(pli_counters_pages_mapped() == 1);
+}
