@@ -30,7 +30,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -70,29 +69,17 @@ _Static_assert(offsetof(struct pl_stats, wait_ns_total) == 64 &&
 #define MAXQ_WORD (offsetof(struct pli_counters, max_queue_len) / 8)
 _Static_assert(sizeof(struct pli_counters) % 8 == 0, "whole words");
 
-/* The first count of the process maps the page, once: threads that get
- * here together (hundreds arriving at a held lock in a new process) wait
- * for the one that maps it, which wakes them all at once.  Each used to
- * map a page of its own, all but one unmapping it again, two system
- * calls each on the process's address-space lock (lockbench W3: 276 of
- * its 300 threads).  create_state:
- *
- *     0  no page yet         1  being mapped
- *     2  being mapped, and a thread may sleep on the word
- *     3  published
- *
- * The mapper moves it 0 -> 1 by CAS and, once the page is published,
- * to 3 by exchange, waking all if it saw 2; the others move 1 to 2 and
- * sleep on the word until they load 3.  model/once.pml checks that one
- * thread maps, and that no waiter sleeps on or returns before the page
- * is published. */
+/* The first count of the process maps the page, once (create_state, a
+ * once of futex.h): threads that get here together (hundreds arriving at
+ * a held lock in a new process) sleep until the one that maps it has
+ * published it.  Each used to map a page of its own, all but one
+ * unmapping it again, two system calls each on the process's
+ * address-space lock (lockbench W3: 276 of its 300 threads). */
 struct pli_counters *
 pli_counters_create(void)
 {
 	int saved_errno = errno;
-	uint32_t s = 0;
-	if (__atomic_compare_exchange_n(&create_state, &s, 1, false,
-	        __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+	if (pli_once_claim(&create_state)) {
 		/* No signal handler of this thread may count meanwhile: it
 		 * would wait for itself. */
 		sigset_t all, old;
@@ -111,18 +98,10 @@ pli_counters_create(void)
 				pli_counters_map_hook();
 		}
 		__atomic_store_n(&pli_counters_v, c, __ATOMIC_RELEASE);
-		if (__atomic_exchange_n(&create_state, 3, __ATOMIC_RELEASE) ==
-		    2)
-			pli_futex_wake(&create_state, INT_MAX);
+		pli_once_done(&create_state);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	} else {
-		while (s != 3) {
-			if (s == 2 ||
-			    __atomic_compare_exchange_n(&create_state, &s, 2,
-			        false, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
-				pli_futex_wait(&create_state, 2, NULL);
-			s = __atomic_load_n(&create_state, __ATOMIC_ACQUIRE);
-		}
+		pli_once_wait(&create_state);
 	}
 	errno = saved_errno;
 	return __atomic_load_n(&pli_counters_v, __ATOMIC_ACQUIRE);
@@ -344,10 +323,9 @@ pli_stats_fork_child(void)
 	__atomic_store_n(&counters_lock, 0, __ATOMIC_RELAXED);
 	struct pli_counters *c = pli_counters_v;
 	/* A page being mapped by a thread of the parent has no mapper here:
-	 * the child maps its own at its first count (the parent's mapping,
-	 * if made, stays the parent's), or keeps the page if it was already
-	 * published. */
-	__atomic_store_n(&create_state, c ? 3 : 0, __ATOMIC_RELAXED);
+	 * unless it was already published, the child maps its own at its
+	 * first count (the parent's mapping, if made, stays the parent's). */
+	pli_once_forked(&create_state);
 	if (c == NULL)
 		return;
 	size_t page_size = page_size_of(c);

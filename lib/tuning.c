@@ -93,11 +93,10 @@ struct pli_tuning pli_tuning_v = {
 	.adapt = DEFAULT_ADAPT,
 };
 
-/* The refinement (tuning.h): NONE, RUNNING (in the first slow path, or
- * in a caller of pl_tuning_get/set), or DONE.  Whoever moves it from NONE
- * runs it; callers of pl_tuning_get/set that find it RUNNING sleep on the
- * word until DONE. */
-enum { NONE = PLI_TUNING_NONE, RUNNING, DONE };
+/* The refinement (tuning.h), a once (futex.h): RUNNING in the first slow
+ * path, or in a caller of pl_tuning_get/set; callers of pl_tuning_get/set
+ * that find it RUNNING sleep until it is DONE. */
+_Static_assert(PLI_TUNING_NONE == PLI_ONCE_NONE, "tuning.h's NONE");
 uint32_t pli_tuning_state;
 /* Guarded by publish_lock, as every store into the tuning in force. */
 static uint32_t publish_lock; /* a word lock (wordlock.h) */
@@ -238,23 +237,14 @@ refine(void)
 	pli_word_lock(&publish_lock);
 	publish(&t);
 	pli_word_unlock(&publish_lock);
-	__atomic_store_n(&pli_tuning_state, DONE, __ATOMIC_RELEASE);
-	pli_futex_wake(&pli_tuning_state, INT_MAX);
+	pli_once_done(&pli_tuning_state);
 	errno = saved_errno;
-}
-
-static bool
-claim(void)
-{
-	uint32_t s = NONE;
-	return __atomic_compare_exchange_n(&pli_tuning_state, &s, RUNNING,
-	    false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
 void
 pli_tuning_start(void)
 {
-	if (claim())
+	if (pli_once_claim(&pli_tuning_state))
 		refine();
 }
 
@@ -262,12 +252,9 @@ pli_tuning_start(void)
 static void
 refined(void)
 {
-	uint32_t s;
-	if (claim())
+	if (pli_once_claim(&pli_tuning_state))
 		refine();
-	while (
-	    (s = __atomic_load_n(&pli_tuning_state, __ATOMIC_ACQUIRE)) != DONE)
-		pli_futex_wait(&pli_tuning_state, s, NULL);
+	pli_once_wait(&pli_tuning_state);
 }
 
 void
@@ -276,8 +263,7 @@ pli_tuning_forked(void)
 	/* A refinement that the fork interrupted (its thread is not in the
 	 * child) is run again by the child's first slow path. */
 	__atomic_store_n(&publish_lock, 0, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&pli_tuning_state, __ATOMIC_RELAXED) == RUNNING)
-		__atomic_store_n(&pli_tuning_state, NONE, __ATOMIC_RELAXED);
+	pli_once_forked(&pli_tuning_state);
 }
 
 void

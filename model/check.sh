@@ -54,9 +54,9 @@ cond.pml   | -DBROKEN=3                  | invalid end state | a lost wakeup: no
 cond.pml   | -DBROKEN=4                  | invalid end state | a lost wakeup: the byte not set
 cond.pml   | -DBROKEN=5                  | invalid end state | a lost wakeup: no PARKED on the free mutex
 cond.pml   | -DBROKEN=6                  | invalid end state | a lost wakeup: a woken waiter does not re-arm PARKED
-once.pml   | -                           | ok | the once of the statistics page verifies
-once.pml   | -DBROKEN=1                  | invalid end state | a lost wakeup: the 3 stored after a separate load
-once.pml   | -DBROKEN=2                  | invalid end state | a lost wakeup: a waiter sleeps without marking 2
+once.pml   | -                           | ok | the once of futex.h, as the statistics page uses it, verifies
+once.pml   | -DBROKEN=1                  | invalid end state | a lost wakeup: DONE stored, nobody woken
+once.pml   | -DBROKEN=2                  | invalid end state | a lost wakeup: the wake before DONE is stored
 once.pml   | -DBROKEN=3                  | assertion violated (mapped==1) | the old creation maps a page per thread
 once.pml   | -DBROKEN=4                  | assertion violated published | a waiter returns before the page is published
 '

@@ -1,48 +1,50 @@
 /*
- * once.pml: the once that maps the statistics page, pli_counters_create
- * of lib/stats.c, checked with spin (model/check.sh).
+ * once.pml: the once of lib/futex.h (pli_once_claim, pli_once_done,
+ * pli_once_wait), as the statistics page's creation uses it
+ * (pli_counters_create, lib/stats.c; the tuning's refinement is the same
+ * once), checked with spin (model/check.sh).
  *
- * N threads make the first count of a process together.  create_state:
+ * N threads make the first count of a process together.  The word:
  *
- *     0  no page yet         1  being mapped
- *     2  being mapped, and a thread may sleep on the word
- *     3  published
+ *     0  NONE     1  RUNNING (the page being mapped)     2  DONE
  *
- * The mapper moves it 0 -> 1 by CAS, maps the page, publishes it (the
- * release store of pli_counters_v) and exchanges the state to 3, waking
- * every sleeper (FUTEX_WAKE, INT_MAX) if the exchange returned 2.  Every
- * other thread loops until it loads 3: seeing 1 it CASes 1 -> 2 and, if
- * that worked or it saw 2, sleeps with FUTEX_WAIT(2), which returns at
- * once if the word is no longer 2.  The futex is modelled as the kernel
- * gives it: the compare and the sleep are one step, a wake makes every
- * sleeper on the word runnable.  Spurious wakes are not modelled: the
- * loop reloads the word after any return, so they only add iterations.
+ * The thread whose CAS moves it from NONE maps the page, publishes it
+ * (the release store of pli_counters_v), stores DONE and wakes every
+ * sleeper (FUTEX_WAKE, INT_MAX).  Every other thread loads the word and,
+ * until it is DONE, sleeps with FUTEX_WAIT on the value it loaded, which
+ * returns at once if the word has changed.  The futex is modelled as the
+ * kernel gives it: the compare and the sleep are one step, a wake makes
+ * every sleeper on the word runnable.  Spurious wakes are not modelled:
+ * the loop reloads the word after any return, so they only add
+ * iterations.
  *
  * Properties (one safety run; spin also reports invalid end states):
  *   - one page: only one thread maps;
  *   - every thread returns with the page published;
  *   - no thread sleeps forever (an invalid end state).
- * Not modelled: fork (the child, its only thread, sets the state to 0,
- * or to 3 if the page was published, pli_stats_fork_child), and the
- * mapping's failure (the static page is published instead, the same
- * steps).
+ * Not modelled: fork (the child, its only thread, moves RUNNING back to
+ * NONE, pli_once_forked), and the mapping's failure (the static page is
+ * published instead, the same steps).
  *
  * Broken variants, each must be caught (model/check.sh):
- *   BROKEN=1  the mapper stores 3 and wakes only if a load before the
- *             store saw 2: a waiter that sets 2 in between sleeps on.
- *   BROKEN=2  a waiter sleeps on 1 without marking the word 2: the
- *             mapper's exchange sees 1 and wakes nobody.
+ *   BROKEN=1  the mapper stores DONE and wakes nobody.
+ *   BROKEN=2  the mapper wakes before it stores DONE: a thread that
+ *             sleeps in between, on RUNNING, sleeps on.
  *   BROKEN=3  the old creation: every thread that loads no page maps
  *             one and publishes it by CAS, unmapping it if it lost.
- *   BROKEN=4  a waiter returns once the state is not 0, before the page
- *             is published.
+ *   BROKEN=4  a waiter returns once the word is not NONE, before the
+ *             page is published.
  */
 
 #ifndef N
 #define N 3
 #endif
 
-byte state;      /* create_state */
+#define NONE 0
+#define RUNNING 1
+#define DONE 2
+
+byte state;      /* the once's word */
 bool published;  /* pli_counters_v != NULL */
 byte mapped;     /* pages mapped (the old code unmapped the losers') */
 byte kept;       /* pages mapped and not unmapped again */
@@ -73,7 +75,6 @@ inline futex_wake_all()
 proctype thread(byte me)
 {
 	byte s;
-	bool w;
 #if BROKEN == 3
 	/* The old creation: map if no page is published yet. */
 	if
@@ -89,63 +90,40 @@ proctype thread(byte me)
 	:: else -> skip
 	fi;
 #else
+	/* pli_once_claim */
 	atomic {
 		s = state;
 		if
-		:: state == 0 -> state = 1
+		:: state == NONE -> state = RUNNING
 		:: else -> skip
 		fi
 	}
 	if
-	:: s == 0 ->
-		/* The mapper. */
+	:: s == NONE ->
+		/* The mapper, then pli_once_done. */
 		mapped++;
 		kept++;
 		published = true;
 #if BROKEN == 1
-		s = state;
-		state = 3;
-		if
-		:: s == 2 -> futex_wake_all()
-		:: else -> skip
-		fi
+		state = DONE
+#elif BROKEN == 2
+		futex_wake_all();
+		state = DONE
 #else
-		atomic {
-			s = state;
-			state = 3
-		}
-		if
-		:: s == 2 -> futex_wake_all()
-		:: else -> skip
-		fi
+		state = DONE;
+		futex_wake_all()
 #endif
 	:: else ->
+		/* pli_once_wait */
 		do
-		:: s == 3 -> break
-#if BROKEN == 4
-		:: s != 3 -> break
-#endif
-		:: s != 3 ->
-#if BROKEN == 2
-			futex_wait(1, me);
-#else
-			/* if (s == 2 || CAS(&state, &s, 2)) wait(2) */
-			atomic {
-				if
-				:: s == 2 -> w = true
-				:: else ->
-					if
-					:: state == s -> state = 2; w = true
-					:: else -> s = state; w = false
-					fi
-				fi
-			}
+		:: s = state;
 			if
-			:: w -> futex_wait(2, me)
-			:: else -> skip
-			fi;
+			:: s == DONE -> break
+#if BROKEN == 4
+			:: s != DONE -> break
 #endif
-			s = state
+			:: s != DONE -> futex_wait(s, me)
+			fi
 		od
 	fi;
 #endif

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -983,16 +982,6 @@ struct w6_why {
 };
 
 static void
-append(char *b, size_t cap, const char *fmt, ...)
-{
-	size_t len = strlen(b);
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(b + len, cap - len, fmt, ap);
-	va_end(ap);
-}
-
-static void
 w6_why_finish(struct w6_why *y, const char *other, struct ser *s, int k, int c)
 {
 	if (k > 1)
@@ -1000,15 +989,15 @@ w6_why_finish(struct w6_why *y, const char *other, struct ser *s, int k, int c)
 	y->share[k][c] = ser_stat(&s[2], Q_MED);
 	if (k != 1 || c != tl6.n - 1)
 		return;
-	char cells[200] = "", them[200] = "", us[200] = "";
+	char cells[LB_LINE] = "", them[LB_LINE] = "", us[LB_LINE] = "";
 	int n = 0;
 	for (int i = 0; i < tl6.n; i++) {
 		if (!(y->share[1][i] >= 0 && y->share[1][i] < 25))
 			continue;
 		const char *sep = n++ ? ", " : "";
-		append(cells, sizeof cells, "%s%d", sep, tl6.v[i]);
-		append(them, sizeof them, "%s%.1f%%", sep, y->share[1][i]);
-		append(us, sizeof us, "%s%.1f%%", sep, y->share[0][i]);
+		cat(cells, "%s%d", sep, tl6.v[i]);
+		cat(them, "%s%.1f%%", sep, y->share[1][i]);
+		cat(us, "%s%.1f%%", sep, y->share[0][i]);
 	}
 	if (n == 0)
 		snprintf(y->text, sizeof y->text, "%s", W6_WHY_NONE);

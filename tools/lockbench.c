@@ -265,7 +265,7 @@ static bool lk_explicit, w_sel[NWORK];   /* -l given; -w */
 static struct ser res[MAXTC][NLK][NMET]; /* the current workload's cells */
 static FILE *csv;
 static struct {
-	char what[200];
+	char what[LB_LINE];
 	bool met;
 	const char *why; /* the workload's */
 } targets[64];
@@ -346,14 +346,14 @@ run_step(const struct workload *w, int st, int k, int n, int r, int nrun,
 	fprintf(stderr, "\n");
 }
 
-/* Append to a table row, a target or its summary line. */
-static void
+/* Append to a table row, a target or its summary line (lockbench.h). */
+void
 cat(char *row, const char *fmt, ...)
 {
 	size_t len = strlen(row);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(row + len, 200 - len, fmt, ap);
+	vsnprintf(row + len, LB_LINE - len, fmt, ap);
 	va_end(ap);
 }
 
@@ -390,7 +390,7 @@ judge(const struct workload *w, const struct ser *s, int c, int n, char *tg)
 
 	if (ntargets == 64)
 		return NULL;
-	snprintf(line, 200, "%s", w->name);
+	snprintf(line, LB_LINE, "%s", w->name);
 	if (w->tl)
 		cat(line, " %d threads", n);
 	for (const struct clause *cl = w->tgt; cl < w->tgt + 3 && cl->label;
@@ -442,7 +442,7 @@ cell(char *b, const struct workload *w, const struct col *cl,
 static void
 print_table(const struct workload *w)
 {
-	char row[200], b[64], tg[200];
+	char row[LB_LINE], b[64], tg[LB_LINE];
 	int lockw = w->kname == cv_name ? 20 : 18;
 
 	for (int k = 0; k < NLK; k++) /* std::condition_variable */

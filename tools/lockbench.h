@@ -194,6 +194,10 @@ __attribute__((noreturn, format(printf, 1, 2))) void check_failed(
     const char *fmt, ...);
 void pin(pthread_attr_t *attr, int cpu);
 
+/* Append to a line of LB_LINE bytes: a table row, a target, a reason. */
+#define LB_LINE 200
+void cat(char *row, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Clock id in seconds (now(): the monotonic clock; a function, not a
  * macro, which would rewrite <chrono>'s now() in C++); a sleep of ns
  * nanoseconds, through signals. */
