@@ -24,6 +24,14 @@ pl_park_result_t pli_park(unsigned base, const void *addr,
     uintptr_t park_token, clockid_t clock, const struct timespec *deadline,
     void (*cancelled)(void *ctx, pl_park_result_t r));
 
+/* pl_unpark_one for an unlock made on CPU cpu (sched_getcpu; -1:
+ * unknown, which is pl_unpark_one): it may wake, instead of the oldest
+ * waiter, one of the next that parked on another CPU, passing each
+ * waiter over at most once in a park (parkinglot.c, "Passing over").
+ * When the fairness timer is due it wakes the oldest and says be_fair. */
+pl_unpark_result_t pli_unpark_one_away(const void *addr, int cpu,
+    uintptr_t (*callback)(pl_unpark_result_t r, void *ctx), void *ctx);
+
 /* The calling thread was woken from addr's queue to compete for a lock,
  * lost it, and parks there again: it keeps its turn (parkinglot.c,
  * "Turns"), ahead of the waiters that joined the queue after it. */

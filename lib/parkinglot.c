@@ -27,6 +27,21 @@
  * the same reason).  So the fairness timer's hand-off goes to the waiter
  * that joined first, also when woken waiters keep losing.
  *
+ * Passing over.  A mutex's unlock (lib/twobit.c) wakes with
+ * pli_unpark_one_away, which may wake a later waiter before the head:
+ * of the first AWAY_SCAN waiters, the first that parked on another CPU
+ * than the unlocker's, or that has been passed over already.  A woken
+ * thread whose CPU is the unlocker's cannot run before the unlocker's
+ * thread stops, and with threads pinned 32 to a CPU (lockbench W8 at 64
+ * threads) the other CPU meanwhile had nothing to run: a third of its
+ * time idle.  The waiters passed over are marked, and a marked waiter is
+ * never passed over again in this park: so a waiter is woken after at
+ * most one waiter that joined after it, between two parks of its own.
+ * The fairness hand-off and pl_unpark_one keep strict turns.  The CPU is
+ * the one the waiter parked on (sched_getcpu, a read of the rseq area):
+ * where the kernel wakes a pinned thread, and where it usually wakes any
+ * other.
+ *
  * Locking.  A bucket's lock guards its chain, every waiter queued in it
  * (links, addr, tokens, queued), and its fairness deadline.  Threads that
  * need two buckets (requeue) lock them in index order; growth and fork
@@ -101,6 +116,8 @@ struct waiter {
 	uintptr_t unpark_token;
 	uint64_t enqueue_ns; /* this park's start, for the wait times */
 	uint64_t turn;       /* when it joined addr's queue (above) */
+	int cpu;             /* the CPU it parked on (-1: unknown) */
+	bool passed;         /* passed over in this park (Passing over) */
 	bool queued;
 	bool by_sem;     /* this park sleeps on sem (a cancellation point) */
 	uint32_t futex;  /* the wake word, see above */
@@ -936,6 +953,7 @@ pli_park(unsigned base, const void *addr, bool (*validate)(void *ctx),
 	 * (and park). */
 	unsigned kind = pli_observing() ? pli_kind_of(base) : base;
 	uint32_t sample = pli_event_sample(addr, kind);
+	int cpu = sched_getcpu();
 	struct bucket *b = lock_bucket(addr);
 	if (validate && !validate(ctx)) {
 		bucket_unlock(b);
@@ -947,6 +965,8 @@ pli_park(unsigned base, const void *addr, bool (*validate)(void *ctx),
 	w->park_token = park_token;
 	w->unpark_token = PL_UNPARK_TOKEN_DEFAULT;
 	w->queued = true;
+	w->cpu = cpu;
+	w->passed = false;
 	w->enqueue_ns = pli_now_ns();
 	__atomic_store_n(&w->addr, addr, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->futex, 1, __ATOMIC_RELAXED);
@@ -1021,14 +1041,35 @@ pl_park(const void *addr, bool (*validate)(void *ctx),
 
 /* ---- unpark ----------------------------------------------------------- */
 
+/* Waiters pli_unpark_one_away looks at (Passing over, above). */
+#define AWAY_SCAN 4
+
+/* Passing over: of the first AWAY_SCAN waiters from head, the first that
+ * parked on another CPU than cpu or was passed over before in its park;
+ * the ones before it are passed over now.  head if there is none. */
+static struct waiter *
+pick_away(struct waiter *head, int cpu)
+{
+	struct waiter *x = head;
+	for (int i = 0; i < AWAY_SCAN && x; i++, x = x->next) {
+		if (x->cpu != cpu || x->passed) {
+			for (struct waiter *y = head; y != x; y = y->next)
+				y->passed = true;
+			return x;
+		}
+	}
+	return head;
+}
+
 /*
- * The engine of pl_unpark_one (one: the oldest waiter) and
- * pl_unpark_filter (filter decides, NULL: all): dequeue, tell the
- * callback, release and count under the bucket lock, wake after it.
+ * The engine of pl_unpark_one (one: the oldest waiter, or with cpu >= 0
+ * the one pick_away chooses) and pl_unpark_filter (filter decides, NULL:
+ * all): dequeue, tell the callback, release and count under the bucket
+ * lock, wake after it.
  */
 static pl_unpark_result_t
 unpark(const void *addr, pl_filter_op_t (*filter)(uintptr_t, void *), bool one,
-    uintptr_t (*callback)(pl_unpark_result_t, void *), void *ctx)
+    int cpu, uintptr_t (*callback)(pl_unpark_result_t, void *), void *ctx)
 {
 	pl_unpark_result_t r = { 0, 0, false, false };
 	struct waiter *woken = NULL, **woken_tail = &woken;
@@ -1036,6 +1077,15 @@ unpark(const void *addr, pl_filter_op_t (*filter)(uintptr_t, void *), bool one,
 	struct bucket *b = lock_bucket(addr);
 	struct waiter **link;
 	struct waiter *w = find_queue(b, addr, &link);
+	/* The fairness hand-off goes to the head: decide it first. */
+	bool fair_known = false;
+	if (one && cpu >= 0 && w) {
+		now = pli_now_ns();
+		r.be_fair = fair_due(b, now);
+		fair_known = true;
+		if (!r.be_fair)
+			w = pick_away(w, cpu);
+	}
 	while (w && !(one && r.unparked)) {
 		struct waiter *next = w->next;
 		pl_filter_op_t op =
@@ -1052,7 +1102,7 @@ unpark(const void *addr, pl_filter_op_t (*filter)(uintptr_t, void *), bool one,
 		w = next;
 	}
 	r.have_more = *link != NULL && (*link)->addr == addr;
-	if (r.unparked) {
+	if (r.unparked && !fair_known) {
 		now = pli_now_ns();
 		r.be_fair = fair_due(b, now);
 	}
@@ -1067,7 +1117,14 @@ pl_unpark_result_t
 pl_unpark_one(const void *addr,
     uintptr_t (*callback)(pl_unpark_result_t r, void *ctx), void *ctx)
 {
-	return unpark(addr, NULL, true, callback, ctx);
+	return unpark(addr, NULL, true, -1, callback, ctx);
+}
+
+pl_unpark_result_t
+pli_unpark_one_away(const void *addr, int cpu,
+    uintptr_t (*callback)(pl_unpark_result_t r, void *ctx), void *ctx)
+{
+	return unpark(addr, NULL, true, cpu, callback, ctx);
 }
 
 size_t
@@ -1092,7 +1149,7 @@ pl_unpark_filter(const void *addr,
     pl_filter_op_t (*filter)(uintptr_t park_token, void *ctx),
     uintptr_t (*callback)(pl_unpark_result_t r, void *ctx), void *ctx)
 {
-	return unpark(addr, filter, false, callback, ctx);
+	return unpark(addr, filter, false, -1, callback, ctx);
 }
 
 /*

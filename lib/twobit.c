@@ -90,7 +90,13 @@
  * Which waiters are the lock's.  A pl_mutex_t owns its address: every
  * waiter there is its own, whatever the token (a condition variable moves
  * its waiters onto the mutex with their own tokens), so the unlock wakes
- * the oldest with pl_unpark_one, whose have_more tells whether P stays.
+ * with pli_unpark_one_away, whose have_more tells whether P stays: the
+ * oldest, or, when the oldest parked on the unlocker's CPU, one of the
+ * next three that parked on another, so that the woken thread need not
+ * wait for the unlocker's thread to stop while the other CPU has nothing
+ * to run (a waiter is passed over so at most once in a park:
+ * lib/parkinglot.c, "Passing over").  A fair unlock wakes the oldest
+ * with pl_unpark_one, and so does the fairness timer's hand-off.
  * A bit lock shares its word with the caller's other bit locks: waiters
  * park with L as token, and the unlock walks the queue with
  * pl_unpark_filter, waking the first waiter whose token is L and stopping
@@ -110,8 +116,10 @@
  * waiter that was the last on the word clears P (timed_out, bucket
  * locked).  Calls without a deadline never read the clock.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 
 #include <parkinglot/core.h>
 
@@ -316,6 +324,9 @@ pli_twobit_unlock(const struct pli_twobit *l, bool fair, const char *name)
 	struct unlock_ctx c = { l, fair, 0 };
 	if (l->shared)
 		pl_unpark_filter(l->word, unlock_filter, unlock_callback, &c);
-	else
+	else if (fair)
 		pl_unpark_one(l->word, unlock_callback, &c);
+	else
+		pli_unpark_one_away(
+		    l->word, sched_getcpu(), unlock_callback, &c);
 }

@@ -12,8 +12,10 @@
  * THE TWO CASES, chosen with -D:
  *   - the mutex (the default; shared = false): one lock, L = 1 and P = 2
  *     of its byte; its waiters park with token 0, and the unlock wakes
- *     the oldest with pl_unpark_one, whose have_more says whether P
- *     stays.  N threads (3) lock and unlock it ITER times (2).
+ *     with pli_unpark_one_away (the oldest, or one that parked on
+ *     another CPU, passing the oldest over) or, for a hand-off, with
+ *     pl_unpark_one, the oldest; have_more says whether P stays.  N
+ *     threads (3) lock and unlock it ITER times (2).
  *   - -DSHARED (shared = true): two bit locks in one word, lock 0 with
  *     L0 = 1, P0 = 2 and lock 1 with L1 = 4, P1 = 8.  Their waiters park
  *     on the same address with their L as token, and the unlock walks the
@@ -47,7 +49,12 @@
  *     retries;
  *   - pli_twobit_unlock: the loop (L clear: the misuse report; P clear:
  *     CAS to s & ~L; P set: the unpark), then, under the bucket lock,
- *       mutex:  pl_unpark_one: dequeue the oldest waiter; more =
+ *       mutex:  a hand-off (a fair unlock, or the fairness timer due:
+ *               free choices): dequeue the oldest waiter; else
+ *               pli_unpark_one_away's pick_away: of the first SCAN (2)
+ *               waiters, the first that was passed over in its park or
+ *               parked on another CPU (a free choice), the oldest if
+ *               none, marking those before it passed over; more =
  *               have_more;
  *       SHARED: pl_unpark_filter with unlock_filter: skip waiters whose
  *               token is not our L, unpark the first whose token is,
@@ -124,9 +131,11 @@
  *      queue is empty and the bucket lock free, and the mutex's byte is
  *      0 (no stale P).
  *   4. turns: when an unlock wakes a waiter of lock k, every waiter of
- *      lock k still queued joined the queue after it (its turn is
- *      later), woken waiters that lost the lock and parked again
- *      included.  (Each thread of the shared case takes each lock once,
+ *      lock k still queued behind it joined the queue after it (its
+ *      turn is later), woken waiters that lost the lock and parked again
+ *      included; and each waiter ahead of it, passed over, has not been
+ *      passed over before in its park (the ghost passes: at most once,
+ *      lib/parkinglot.c, "Passing over").  (Each thread of the shared case takes each lock once,
  *      so nobody barges past a woken thread there: the mutex case is
  *      the one that checks this; tests/test_bitlock.c's turn test covers
  *      a bit lock's waiter parking again behind another lock's.)
@@ -174,7 +183,11 @@
  *             their way (the first re-armed P, lost, and the next unlock
  *             woke the second), the younger may park last and go first;
  *             the same assertion.
- * Variants 1-5 and 8 fail in both cases, 9 and 10 in the mutex case (see
+ *   BROKEN=11 pick_away ignores passed (a waiter on another CPU is
+ *             always preferred): the head, on the unlocker's CPU, is
+ *             passed over twice, "assertion violated
+ *             (passes[q[k]]<=1)".
+ * Variants 1-5 and 8 fail in both cases, 9 to 11 in the mutex case (see
  * property 4); 6 and 7 verify in the mutex case
  * (there the byte is the lock's alone, and so is every waiter on it),
  * which is why the bit locks need the shared case.
@@ -202,6 +215,12 @@
 #ifndef ITER
 #define ITER 2
 #endif
+#endif
+
+/* AWAY_SCAN of lib/parkinglot.c, the waiters pick_away looks at; 2 is
+ * enough to pass over the head (the queue holds N - 1 at most). */
+#ifndef SCAN
+#define SCAN 2
 #endif
 
 #define LBIT(k) (1 << (2 * (k)))
@@ -240,6 +259,8 @@ byte nq[NLOCKS];     /* ghost: waiters of each lock queued */
 byte rearming[NLOCKS]; /* ghost: woken with TOKEN_REARM, P not yet set */
 byte incs[NLOCKS];   /* ghost: threads holding each lock */
 byte turn[N];        /* struct waiter.turn, in ticks of clock */
+bool passed[N];      /* struct waiter.passed: passed over in this park */
+byte passes[N];      /* ghost: times passed over in this park */
 byte clock = 0;      /* the monotonic clock, one tick a fresh park */
 byte finished = 0;   /* threads that have done their ITER rounds */
 
@@ -292,7 +313,7 @@ proctype Thread(byte me)
 {
 	byte round = 0;
 	bool got, checked, may_time_out, ok, handoff, more, again;
-	byte want, held, lk, s, res, k, w, old;
+	byte want, held, lk, s, res, k, j, w, old;
 
 	do
 	:: round == ITER -> break
@@ -406,6 +427,8 @@ retry:
 			:: !again -> clock++; turn[me] = clock
 			:: else
 			fi;
+			passed[me] = false;
+			passes[me] = 0;
 #if BROKEN == 9
 			k = qlen;
 #elif BROKEN == 10
@@ -627,7 +650,8 @@ uloop:
 			fi
 		fi;
 		bucket_lock();
-		d_step {
+		/* atomic, not d_step: the choice of the waiter is free */
+		atomic {
 			w = NONE;
 			more = false;
 #if defined(SHARED) && BROKEN != 7
@@ -651,12 +675,52 @@ uloop:
 			:: else
 			fi;
 #else
-			/* pl_unpark_one: the oldest waiter; more is have_more.
-			 * (BROKEN=7: a bit lock doing so wakes whoever is
-			 * first, and counts the other lock's waiters.) */
+			/* A fair unlock, or the fairness timer due (free
+			 * choices): pl_unpark_one or the timer's hand-off, the
+			 * oldest waiter, handed the lock.  Else
+			 * pli_unpark_one_away, pick_away: of the first SCAN
+			 * waiters, the first that was passed over in its park
+			 * or parked on another CPU than the unlocker's (a free
+			 * choice), the ones before it passed over now; the
+			 * oldest if none.  more is have_more.  (BROKEN=7: a bit
+			 * lock doing so wakes whoever is first, and counts the
+			 * other lock's waiters.  BROKEN=11: the choice ignores
+			 * passed, as an unbounded preference would.) */
+			if
+			:: qlen > 0 -> handoff = true; j = 0
+			:: qlen > 0 ->
+				j = 0;
+				do
+				:: j == SCAN || j == qlen -> j = 0; break
+#if BROKEN == 11
+				:: j < SCAN && j < qlen -> break
+				:: j < SCAN && j < qlen -> j++
+#else
+				:: j < SCAN && j < qlen && passed[q[j]] -> break
+				:: j < SCAN && j < qlen && !passed[q[j]] -> break
+				:: j < SCAN && j < qlen && !passed[q[j]] -> j++
+#endif
+				od;
+				k = 0;
+				do
+				:: k < j -> passed[q[k]] = true; k++
+				:: else -> break
+				od
+			:: else
+			fi;
 			if
 			:: qlen > 0 ->
-				w = q[0];
+				w = q[j];
+				/* The waiters passed over: each at most once
+				 * in a park. */
+				k = 0;
+				do
+				:: k < j ->
+					passes[q[k]]++;
+					assert(passes[q[k]] <= 1);
+					k++
+				:: else -> break
+				od;
 				q_remove(w);
 				more = qlen > 0
 			:: else
@@ -666,8 +730,10 @@ uloop:
 			:: w != NONE ->
 				nq[LOCK_OF(ptok[w])]--;
 				/* Turns: no waiter of the lock still queued
-				 * joined before the one woken. */
-				k = 0;
+				 * behind the one woken joined before it (and
+				 * none is ahead, but for those passed over
+				 * above). */
+				k = j;
 				do
 				:: k < qlen ->
 					assert(ptok[q[k]] != ptok[w] ||
@@ -676,10 +742,12 @@ uloop:
 				:: else -> break
 				od;
 				k = 0;
+				j = 0;
 				ptok[w] = 0
 			:: else
 			fi
 		};
+#ifdef SHARED
 		/* unlock_callback: hand off when be_fair (the fairness timer
 		 * expired) or fair (an unlock_fair): either may hold, or
 		 * neither. */
@@ -688,6 +756,7 @@ uloop:
 		:: w != NONE -> handoff = false
 		:: else
 		fi;
+#endif
 		if
 		:: handoff ->
 #if BROKEN == 4

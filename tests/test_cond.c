@@ -11,6 +11,7 @@
  * many times pl_cond_wait returned, so that a spurious or duplicate wakeup
  * shows up as a count other than the expected one.
  */
+#define _GNU_SOURCE /* tu_pin */
 #include <fcntl.h>
 #include <inttypes.h>
 
@@ -1667,6 +1668,7 @@ cond_turn_round(struct cond_turn *x, bool with_c, int r)
 Test(cond, a_thread_woken_on_the_mutex_that_loses_keeps_its_turn, .timeout = 60)
 {
 	static struct cond_turn x;
+	tu_one_cpu(); /* so that no waiter is passed over for its CPU */
 	for (int r = 0; r < 5; r++) {
 		cond_turn_round(&x, false, r);
 		cond_turn_round(&x, true, r);

@@ -6,6 +6,7 @@
  * (exclusion, trylock, timed lock, fair hand-off, lost wakeups, fairness)
  * is in tests/test_conform.c.
  */
+#define _GNU_SOURCE /* tu_pin */
 #include <fcntl.h>
 #include <inttypes.h>
 
@@ -331,6 +332,7 @@ Test(mutex, a_woken_waiter_that_loses_keeps_its_turn, .timeout = 60)
 	static pl_mutex_t m;
 	static struct tu_turns c = { tu_mutex_lock, tu_mutex_unlock, &m, { 0 },
 		0 };
+	tu_one_cpu(); /* so that no waiter is passed over for its CPU */
 	for (int r = 0; r < 5; r++) {
 		pl_mutex_lock(&m);
 		cr_assert(tu_turn_round(&c, &m.state, 1, PL_MUTEX_PARKED) == 0,
@@ -338,5 +340,154 @@ Test(mutex, a_woken_waiter_that_loses_keeps_its_turn, .timeout = 60)
 		    "and lost it once",
 		    r);
 		cr_assert(state_of(&m) == 0);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Passing over (lib/parkinglot.c): an unlock on CPU a whose oldest
+ * waiter parked on a too wakes, first, a waiter that parked on CPU b; a
+ * waiter is passed over so once in its park; and a fair unlock wakes the
+ * oldest.  Each thread is pinned, so the CPU it parks on is known; each
+ * notes, holding m, when it got it, and unlocks m, or leaves it locked
+ * for the main thread to unlock (a mutex has no owner). */
+
+struct away {
+	pl_mutex_t m;
+	unsigned order[3]; /* thread ids, in the order they got m */
+	unsigned n;
+};
+
+struct away_arg {
+	struct away *x;
+	unsigned id;
+	int cpu;
+	bool keep; /* leave m locked */
+};
+
+static void *
+away_thread(void *arg)
+{
+	struct away_arg *a = arg;
+	tu_pin(a->cpu);
+	pl_mutex_lock(&a->x->m);
+	a->x->order[a->x->n++] = a->id;
+	if (!a->keep)
+		pl_mutex_unlock(&a->x->m);
+	return NULL;
+}
+
+/* Two CPUs in cpu[], the main thread pinned to the first; on a machine
+ * with one, cpu[1] is cpu[0] and the turns are strict.  Whether there
+ * are two. */
+static bool
+away_cpus(int cpu[2])
+{
+	bool two = tu_cpus(cpu, 2) == 2;
+	if (!two)
+		cpu[1] = cpu[0];
+	tu_pin(cpu[0]);
+	return two;
+}
+
+/* The fairness timer's hand-off wakes the oldest: with the longest
+ * interval, after a first wake on m's bucket (the first finds the timer
+ * expired), an unlock is a hand-off a few times in a thousand. */
+static void
+away_rare_handoffs(struct away *x, int cpu)
+{
+	struct pl_tuning t;
+	pl_tuning_get(&t);
+	t.fair_interval_us = 10000000;
+	pl_tuning_set(&t);
+	struct away_arg a = { x, 0, cpu, false };
+	x->n = 0;
+	pl_mutex_lock(&x->m);
+	pthread_t w = tu_spawn(away_thread, &a);
+	ASSERT_PARKED(&x->m, 1);
+	pl_mutex_unlock(&x->m);
+	tu_join(w);
+}
+
+static uint64_t
+handoffs(void)
+{
+	struct pl_stats s;
+	pl_stats_get(&s);
+	return s.fair_handoffs;
+}
+
+Test(mutex, an_unlock_wakes_a_waiter_on_another_cpu_first_once, .timeout = 60)
+{
+	static struct away x;
+	int cpu[2];
+	bool two = away_cpus(cpu);
+	away_rare_handoffs(&x, cpu[0]);
+	/* A parks on CPU a, B on CPU b; the main thread unlocks on a: B
+	 * first, A passed over.  B keeps m; C parks on b behind A; the main
+	 * thread unlocks on a again: A now, then C.  With one CPU, or if the
+	 * first unlock was the fairness timer's hand-off: A, B, C. */
+	const unsigned want[2][3] = { { 0, 1, 2 }, { 1, 0, 2 } };
+	int passed = 0;
+	for (int r = 0; r < 5; r++) {
+		struct away_arg a[3] = { { &x, 0, cpu[0], false },
+			{ &x, 1, cpu[1], true }, { &x, 2, cpu[1], false } };
+		pthread_t w[3];
+		x.n = 0;
+		pl_mutex_lock(&x.m);
+		for (int i = 0; i < 2; i++) {
+			w[i] = tu_spawn(away_thread, &a[i]);
+			ASSERT_PARKED(&x.m, (size_t)i + 1);
+		}
+		uint64_t h0 = handoffs();
+		pl_mutex_unlock(&x.m);
+		tu_join(w[1]); /* B holds m */
+		bool pass = two && handoffs() == h0;
+		passed += pass;
+		cr_assert(x.order[0] == want[pass][0],
+		    "round %d: thread %u got m first; B parked on another CPU "
+		    "than the unlocker's, A on the same",
+		    r, x.order[0]);
+		ASSERT_PARKED(&x.m, pass ? 1 : 0); /* A, passed over */
+		w[2] = tu_spawn(away_thread, &a[2]);
+		ASSERT_PARKED(&x.m, pass ? 2 : 1);
+		pl_mutex_unlock(&x.m); /* B's */
+		tu_join(w[0]);
+		tu_join(w[2]);
+		cr_assert(x.n == 3);
+		cr_assert(
+		    x.order[1] == want[pass][1] && x.order[2] == want[pass][2],
+		    "round %d: got m in the order %u %u %u; A, passed over "
+		    "once "
+		    "already, must come before C",
+		    r, x.order[0], x.order[1], x.order[2]);
+		cr_assert(state_of(&x.m) == 0);
+	}
+	cr_assert(passed > 0 || !two,
+	    "every round's unlock was a hand-off: the test is void");
+}
+
+Test(mutex, a_fair_unlock_wakes_the_oldest_whatever_its_cpu, .timeout = 60)
+{
+	static struct away x;
+	int cpu[2];
+	(void)away_cpus(cpu);
+	for (int r = 0; r < 5; r++) {
+		struct away_arg a[2] = { { &x, 0, cpu[0], false },
+			{ &x, 1, cpu[1], false } };
+		pthread_t w[2];
+		x.n = 0;
+		pl_mutex_lock(&x.m);
+		for (int i = 0; i < 2; i++) {
+			w[i] = tu_spawn(away_thread, &a[i]);
+			ASSERT_PARKED(&x.m, (size_t)i + 1);
+		}
+		pl_mutex_unlock_fair(&x.m);
+		tu_join(w[0]);
+		tu_join(w[1]);
+		cr_assert(x.n == 2 && x.order[0] == 0,
+		    "round %d: B got m first from a fair unlock; A parked "
+		    "first",
+		    r);
+		cr_assert(state_of(&x.m) == 0);
 	}
 }

@@ -161,6 +161,50 @@ tu_join(pthread_t t)
 	return ret;
 }
 
+#ifdef _GNU_SOURCE
+/* ------------------------------------------------------------------ */
+/* CPUs.  A mutex's unlock may wake a waiter that parked on another CPU
+ * before the oldest, once (lib/parkinglot.c, "Passing over"): tests of
+ * the order of turns run all their threads on one CPU, and the tests of
+ * that rule pin each thread.                                          */
+
+/* Pin the calling thread to cpu; the threads it starts from then on
+ * inherit that. */
+static inline void
+tu_pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+	cr_assert(rc == 0, "pthread_setaffinity_np(%d): %s", cpu, strerror(rc));
+}
+
+/* The first n CPUs the calling thread may run on, in cpu[]; how many
+ * there are, up to n. */
+static inline int
+tu_cpus(int *cpu, int n)
+{
+	cpu_set_t set;
+	int k = 0;
+	int rc = pthread_getaffinity_np(pthread_self(), sizeof set, &set);
+	cr_assert(rc == 0, "pthread_getaffinity_np: %s", strerror(rc));
+	for (int i = 0; i < CPU_SETSIZE && k < n; i++)
+		if (CPU_ISSET(i, &set))
+			cpu[k++] = i;
+	return k;
+}
+
+/* Run the calling thread, and the threads it starts, on one CPU. */
+static inline void
+tu_one_cpu(void)
+{
+	int cpu;
+	cr_assert(tu_cpus(&cpu, 1) == 1);
+	tu_pin(cpu);
+}
+#endif
+
 /* ------------------------------------------------------------------ */
 /* A barrier with a bounded wait (pthread mutex and condvar, so that it
  * does not depend on the library under test).                          */
