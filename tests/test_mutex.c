@@ -348,31 +348,42 @@ Test(mutex, a_woken_waiter_that_loses_keeps_its_turn, .timeout = 60)
  * waiter parked on a too wakes, first, a waiter that parked on CPU b; a
  * waiter is passed over so once in its park; and a fair unlock wakes the
  * oldest.  Each thread is pinned, so the CPU it parks on is known; each
- * notes, holding m, when it got it, and unlocks m, or leaves it locked
- * for the main thread to unlock (a mutex has no owner). */
+ * notes, holding m, when it got it, and unlocks m.  A thread that keeps
+ * m (keep) first says it got it and waits for go, then moves to CPU
+ * then_cpu and unlocks m there. */
 
 struct away {
 	pl_mutex_t m;
 	unsigned order[3]; /* thread ids, in the order they got m */
 	unsigned n;
+	int got; /* atomic: the keeping thread holds m */
+	int go;  /* atomic: the keeping thread may unlock m */
 };
 
 struct away_arg {
 	struct away *x;
 	unsigned id;
 	int cpu;
-	bool keep; /* leave m locked */
+	bool keep;
+	int then_cpu;
+	int err; /* an error number of tu_pin_raw or of the wait for go */
 };
 
 static void *
 away_thread(void *arg)
 {
 	struct away_arg *a = arg;
-	tu_pin(a->cpu);
+	a->err = tu_pin_raw(a->cpu);
 	pl_mutex_lock(&a->x->m);
 	a->x->order[a->x->n++] = a->id;
-	if (!a->keep)
-		pl_mutex_unlock(&a->x->m);
+	if (a->keep) {
+		__atomic_store_n(&a->x->got, 1, __ATOMIC_RELEASE);
+		if (!tu_wait_int_eq(&a->x->go, 1, TU_WAIT_NS))
+			a->err = ETIMEDOUT;
+		if (tu_pin_raw(a->then_cpu) != 0)
+			a->err = EINVAL;
+	}
+	pl_mutex_unlock(&a->x->m);
 	return NULL;
 }
 
@@ -399,13 +410,14 @@ away_rare_handoffs(struct away *x, int cpu)
 	pl_tuning_get(&t);
 	t.fair_interval_us = 10000000;
 	pl_tuning_set(&t);
-	struct away_arg a = { x, 0, cpu, false };
+	struct away_arg a = { x, 0, cpu, false, 0, 0 };
 	x->n = 0;
 	pl_mutex_lock(&x->m);
 	pthread_t w = tu_spawn(away_thread, &a);
 	ASSERT_PARKED(&x->m, 1);
 	pl_mutex_unlock(&x->m);
 	tu_join(w);
+	cr_assert(a.err == 0, "pthread_setaffinity_np: %s", strerror(a.err));
 }
 
 static uint64_t
@@ -423,16 +435,18 @@ Test(mutex, an_unlock_wakes_a_waiter_on_another_cpu_first_once, .timeout = 60)
 	bool two = away_cpus(cpu);
 	away_rare_handoffs(&x, cpu[0]);
 	/* A parks on CPU a, B on CPU b; the main thread unlocks on a: B
-	 * first, A passed over.  B keeps m; C parks on b behind A; the main
-	 * thread unlocks on a again: A now, then C.  With one CPU, or if the
-	 * first unlock was the fairness timer's hand-off: A, B, C. */
+	 * first, A passed over.  B keeps m; C parks on b behind A; B moves to
+	 * a and unlocks there: A now, then C.  With one CPU, or if the first
+	 * unlock was the fairness timer's hand-off: A, B, C. */
 	const unsigned want[2][3] = { { 0, 1, 2 }, { 1, 0, 2 } };
 	int passed = 0;
 	for (int r = 0; r < 5; r++) {
-		struct away_arg a[3] = { { &x, 0, cpu[0], false },
-			{ &x, 1, cpu[1], true }, { &x, 2, cpu[1], false } };
+		struct away_arg a[3] = { { &x, 0, cpu[0], false, 0, 0 },
+			{ &x, 1, cpu[1], true, cpu[0], 0 },
+			{ &x, 2, cpu[1], false, 0, 0 } };
 		pthread_t w[3];
 		x.n = 0;
+		x.got = x.go = 0;
 		pl_mutex_lock(&x.m);
 		for (int i = 0; i < 2; i++) {
 			w[i] = tu_spawn(away_thread, &a[i]);
@@ -440,7 +454,8 @@ Test(mutex, an_unlock_wakes_a_waiter_on_another_cpu_first_once, .timeout = 60)
 		}
 		uint64_t h0 = handoffs();
 		pl_mutex_unlock(&x.m);
-		tu_join(w[1]); /* B holds m */
+		cr_assert(tu_wait_int_eq(&x.got, 1, TU_WAIT_NS),
+		    "round %d: B never got m", r);
 		bool pass = two && handoffs() == h0;
 		passed += pass;
 		cr_assert(x.order[0] == want[pass][0],
@@ -450,9 +465,12 @@ Test(mutex, an_unlock_wakes_a_waiter_on_another_cpu_first_once, .timeout = 60)
 		ASSERT_PARKED(&x.m, pass ? 1 : 0); /* A, passed over */
 		w[2] = tu_spawn(away_thread, &a[2]);
 		ASSERT_PARKED(&x.m, pass ? 2 : 1);
-		pl_mutex_unlock(&x.m); /* B's */
-		tu_join(w[0]);
-		tu_join(w[2]);
+		__atomic_store_n(&x.go, 1, __ATOMIC_RELEASE);
+		for (int i = 0; i < 3; i++) {
+			tu_join(w[i]);
+			cr_assert(a[i].err == 0, "round %d: thread %d: %s", r,
+			    i, strerror(a[i].err));
+		}
 		cr_assert(x.n == 3);
 		cr_assert(
 		    x.order[1] == want[pass][1] && x.order[2] == want[pass][2],
@@ -472,8 +490,8 @@ Test(mutex, a_fair_unlock_wakes_the_oldest_whatever_its_cpu, .timeout = 60)
 	int cpu[2];
 	(void)away_cpus(cpu);
 	for (int r = 0; r < 5; r++) {
-		struct away_arg a[2] = { { &x, 0, cpu[0], false },
-			{ &x, 1, cpu[1], false } };
+		struct away_arg a[2] = { { &x, 0, cpu[0], false, 0, 0 },
+			{ &x, 1, cpu[1], false, 0, 0 } };
 		pthread_t w[2];
 		x.n = 0;
 		pl_mutex_lock(&x.m);
@@ -482,8 +500,11 @@ Test(mutex, a_fair_unlock_wakes_the_oldest_whatever_its_cpu, .timeout = 60)
 			ASSERT_PARKED(&x.m, (size_t)i + 1);
 		}
 		pl_mutex_unlock_fair(&x.m);
-		tu_join(w[0]);
-		tu_join(w[1]);
+		for (int i = 0; i < 2; i++) {
+			tu_join(w[i]);
+			cr_assert(a[i].err == 0, "round %d: thread %d: %s", r,
+			    i, strerror(a[i].err));
+		}
 		cr_assert(x.n == 2 && x.order[0] == 0,
 		    "round %d: B got m first from a fair unlock; A parked "
 		    "first",

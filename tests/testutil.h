@@ -169,14 +169,20 @@ tu_join(pthread_t t)
  * that rule pin each thread.                                          */
 
 /* Pin the calling thread to cpu; the threads it starts from then on
- * inherit that. */
-static inline void
-tu_pin(int cpu)
+ * inherit that.  Returns pthread_setaffinity_np's error number. */
+static inline int
+tu_pin_raw(int cpu)
 {
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+static inline void
+tu_pin(int cpu)
+{
+	int rc = tu_pin_raw(cpu);
 	cr_assert(rc == 0, "pthread_setaffinity_np(%d): %s", cpu, strerror(rc));
 }
 
