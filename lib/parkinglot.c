@@ -33,10 +33,11 @@
  * than the unlocker's, or that has been passed over already.  A woken
  * thread whose CPU is the unlocker's cannot run before the unlocker's
  * thread stops, and with threads pinned 32 to a CPU (lockbench W8 at 64
- * threads) the other CPU meanwhile had nothing to run: a third of its
- * time idle.  The waiters passed over are marked, and a marked waiter is
- * never passed over again in this park: so a waiter is woken after at
- * most one waiter that joined after it, between two parks of its own.
+ * threads) the other CPU meanwhile had nothing to run, a quarter to a
+ * third of the time.  The waiters passed over are marked, and a marked
+ * waiter is never passed over again in this park: so a waiter is woken
+ * after at most one waiter that joined after it, between two parks of
+ * its own.
  * The fairness hand-off and pl_unpark_one keep strict turns.  The CPU is
  * the one the waiter parked on (sched_getcpu, a read of the rseq area):
  * where the kernel wakes a pinned thread, and where it usually wakes any
