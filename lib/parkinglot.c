@@ -1078,13 +1078,12 @@ unpark(const void *addr, pl_filter_op_t (*filter)(uintptr_t, void *), bool one,
 	struct bucket *b = lock_bucket(addr);
 	struct waiter **link;
 	struct waiter *w = find_queue(b, addr, &link);
-	/* The fairness hand-off goes to the head: decide it first. */
-	bool fair_known = false;
-	if (one && cpu >= 0 && w) {
+	/* one wakes w: decide the fairness hand-off first, since it goes to
+	 * the head whatever pick_away would choose. */
+	if (one && w) {
 		now = pli_now_ns();
 		r.be_fair = fair_due(b, now);
-		fair_known = true;
-		if (!r.be_fair)
+		if (!r.be_fair && cpu >= 0)
 			w = pick_away(w, cpu);
 	}
 	while (w && !(one && r.unparked)) {
@@ -1103,7 +1102,7 @@ unpark(const void *addr, pl_filter_op_t (*filter)(uintptr_t, void *), bool one,
 		w = next;
 	}
 	r.have_more = *link != NULL && (*link)->addr == addr;
-	if (r.unparked && !fair_known) {
+	if (r.unparked && !one) {
 		now = pli_now_ns();
 		r.be_fair = fair_due(b, now);
 	}
