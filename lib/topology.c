@@ -3,16 +3,17 @@
  * The topology the spin tuning needs (tuning.c): how many processing
  * units this process may run on, and how many of them share a core.
  *
- * The PUs are those of the affinity mask (sched_getaffinity; sysconf if
- * that fails).  The SMT width is read from Linux's sysfs, as hwloc's
- * Linux backend reads it: the thread siblings of the CPU the caller runs
- * on, counted within the mask (one core stands for all: a machine mixes
- * SMT widths only across core types, and the width only lengthens the
- * spin's pause).  That is a system call and one small file, about 20 us
- * here, where loading hwloc's topology took 1 ms: little enough to run
- * inside the first contended lock of the process, on the thread that
- * contends, with no thread or library of its own.  Nothing here takes a
- * lock or allocates (no stdio), and errno is left as it was.
+ * The PUs are those of the process's affinity mask, its main thread's,
+ * with the calling thread's (sched_getaffinity; sysconf if that fails).
+ * The SMT width is read from Linux's sysfs, as hwloc's Linux backend
+ * reads it: the thread siblings of the CPU the caller runs on, counted
+ * within the mask (one core stands for all: a machine mixes SMT widths
+ * only across core types, and the width only lengthens the spin's pause).
+ * That is two system calls and one small file, about 20 us here, where
+ * loading hwloc's topology took 1 ms: little enough to run inside the
+ * first contended lock of the process, on the thread that contends, with
+ * no thread or library of its own.  Nothing here takes a lock or
+ * allocates (no stdio), and errno is left as it was.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -93,9 +94,16 @@ void
 pli_topology_get(struct pli_topology *t)
 {
 	int saved_errno = errno;
-	cpu_set_t set;
+	cpu_set_t set, leader;
 	long n = 0;
 	bool mask = sched_getaffinity(0, sizeof set, &set) == 0;
+	/* The process's mask is its main thread's (the thread group
+	 * leader's, what taskset -p shows); the caller's may be narrower: a
+	 * program that pins each thread to a CPU has its first contended
+	 * lock on one of them, while the holder runs on another.  So both,
+	 * the caller's too in case the main thread is the narrower. */
+	if (mask && sched_getaffinity(getpid(), sizeof leader, &leader) == 0)
+		CPU_OR(&set, &set, &leader);
 	if (mask)
 		n = CPU_COUNT(&set);
 	if (n <= 0)

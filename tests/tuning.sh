@@ -8,7 +8,7 @@ show=tests/tuning-show
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-echo "1..17"
+echo "1..20"
 
 # ok DESC COMMAND...: see tests/tap-ok.sh.
 . "$(dirname "$0")/tap-ok.sh"
@@ -54,6 +54,27 @@ if command -v taskset >/dev/null 2>&1; then
 		test "$(field spin)" = 0 -a "$(field yield)" = 0
 else
 	ok "one PU: taskset missing # SKIP" true
+fi
+
+# The process's PUs, not those of the thread that happens to contend
+# first: a program that pins each thread to a CPU has its first contended
+# lock on a thread with one PU in its mask, while the holder runs on
+# another.  (-t N: that thread on the Nth CPU of the mask; -m N: the main
+# thread pinned to the Nth first.)
+if test "$ncpu" -gt 1; then
+	"$show" -t 0 >"$tmp/out" 2>"$tmp/err"
+	ok "first contended lock on a thread pinned to one PU: spin 2, yield 20" \
+		test "$(field spin)" = 2 -a "$(field yield)" = 20
+	"$show" -m 0 -t 1 >"$tmp/out" 2>"$tmp/err"
+	ok "main thread on one PU, first contended lock on another: spin 2" \
+		test "$(field spin)" = 2 -a "$(field yield)" = 20
+	"$show" -m 0 >"$tmp/out" 2>"$tmp/err"
+	ok "main thread, and so the process's mask, on one PU: spin 0" \
+		test "$(field spin)" = 0 -a "$(field yield)" = 0
+else
+	for d in "thread pinned" "main and thread pinned" "main pinned"; do
+		ok "$d: needs 2 PUs # SKIP" true
+	done
 fi
 
 run PARKINGLOT_SPIN=7 PARKINGLOT_YIELD=3 PARKINGLOT_FAIR_US=500 \

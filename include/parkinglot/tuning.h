@@ -4,9 +4,11 @@
  * and how often an unlock hands a lock to the oldest waiter.
  *
  * Defaults come from the machine's topology the first time a lock is
- * contended (hwloc when the library was built with it, sysconf otherwise):
- * a process whose CPU affinity allows a single processing unit never spins,
- * because the thread it would wait for cannot run meanwhile.  A spin
+ * contended (the process's CPU affinity mask, its main thread's, and the
+ * SMT siblings Linux lists in sysfs): a process whose mask allows a
+ * single processing unit never spins, because the thread it would wait
+ * for cannot run meanwhile; a thread pinned to one processing unit of a
+ * larger mask spins.  A spin
  * iteration waits about 2.5 us (PARKINGLOT_POLL_NS) before it looks at
  * the lock again (a mutex's or bit lock's waiter looks once early, after
  * a tenth of that); the yield iterations call sched_yield first, and a
