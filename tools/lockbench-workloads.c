@@ -1080,11 +1080,13 @@ struct workload work[] = {
 	            3 },
 	        { 2, false, true, 1.00, "CPU<=%.2fx", "CPU", "x", 2 } },
 	    .prep = 0.11, .prepare = w3_prepare,
-	    .why = "CPU: under parkstat (make bench) pl's parks are observed "
-	           "and glibc's are not, 1.24x to 1.32x in paired runs; "
-	           "without parkstat 1.12x to 1.17x, the rest not attributed: "
-	           "the library's code is about 1% of a profile "
-	           "(doc/BENCHMARKS.md, \"W3's CPU under parkstat\")" },
+	    .why = "CPU: pl's own park and unpark, 3 to 5 us of the 21 to 25 "
+	           "a thread spends in its lock and unlock calls, where a bare "
+	           "queue lock whose waiters sleep on words of their own, as "
+	           "pl's do, spends glibc's 17 to 21 (tools/w3parts); and "
+	           "under parkstat (make bench) pl's parks are observed and "
+	           "glibc's are not (doc/BENCHMARKS.md, \"W3's CPU, "
+	           "attributed\")" },
 	{ "W4",
 	    "W4 useful work: 2 threads run the W2 loop while 2 threads do "
 	    "units of " S_YIELD_WORK " xorshift steps + sched_yield; each "
