@@ -4,10 +4,11 @@
  * rest of its threads' lives, for four locks run by turns in one process
  * (doc/BENCHMARKS.md, "W3's CPU, attributed").
  *
- * W3's shape: 300 threads, pinned to the CPUs in turn, meet at a barrier;
- * each then locks, sleeps 1 ms, unlocks and ends, so every lock but the
- * first parks once and every unlock wakes one sleeper.  Each thread times
- * its lock and its unlock call with CLOCK_THREAD_CPUTIME_ID.  The locks:
+ * W3's shape: 300 threads, pinned in turn to the first two CPUs of the
+ * process's mask, meet at a barrier; each then locks, sleeps 1 ms,
+ * unlocks and ends, so every lock but the first parks once and every
+ * unlock wakes one sleeper.  Each thread times its lock and its unlock
+ * call with CLOCK_THREAD_CPUTIME_ID.  The locks:
  *
  *   pl_mutex     the library's mutex
  *   pthread      glibc's default mutex: waiters sleep on the lock's word
@@ -40,10 +41,6 @@
 #define THREADS 300
 #define MAX_RUNS 101
 #define STACK (256 * 1024)
-
-enum { K_PL, K_PTHREAD, K_WORD, K_QUEUE, NKINDS };
-static const char *const kind_name[NKINDS] = { "pl_mutex", "pthread",
-	"futex-word", "futex-queue" };
 
 static void
 futex_wait(uint32_t *w, uint32_t v)
@@ -133,11 +130,61 @@ queue_unlock(void)
 	futex_wake(&w->word);
 }
 
-static pthread_barrier_t start;
 static pl_mutex_t pl_lock;
 static pthread_mutex_t pt_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t word;
-static int kind;
+
+static void
+pl_take(void)
+{
+	pl_mutex_lock(&pl_lock);
+}
+
+static void
+pl_give(void)
+{
+	pl_mutex_unlock(&pl_lock);
+}
+
+static void
+pt_take(void)
+{
+	pthread_mutex_lock(&pt_lock);
+}
+
+static void
+pt_give(void)
+{
+	pthread_mutex_unlock(&pt_lock);
+}
+
+static void
+word_take(void)
+{
+	word_lock(&word, 0);
+}
+
+static void
+word_give(void)
+{
+	word_unlock(&word);
+}
+
+#define NKINDS 4
+static const struct kind {
+	const char *name;
+	void (*lock)(void);
+	void (*unlock)(void);
+} kinds[NKINDS] = {
+	{ "pl_mutex", pl_take, pl_give },
+	{ "pthread", pt_take, pt_give },
+	{ "futex-word", word_take, word_give },
+	{ "futex-queue", queue_lock, queue_unlock },
+};
+
+static pthread_barrier_t start;
+static const struct kind *kind; /* this run's */
+static int cpu[2];              /* the first two of the process's mask */
 static double lock_cpu[THREADS], unlock_cpu[THREADS];
 
 static double
@@ -155,37 +202,11 @@ body(void *arg)
 	static const struct timespec ms = { 0, 1000000 };
 	pthread_barrier_wait(&start);
 	double c0 = thread_cpu();
-	switch (kind) {
-	case K_PL:
-		pl_mutex_lock(&pl_lock);
-		break;
-	case K_PTHREAD:
-		pthread_mutex_lock(&pt_lock);
-		break;
-	case K_WORD:
-		word_lock(&word, 0);
-		break;
-	default:
-		queue_lock();
-		break;
-	}
+	kind->lock();
 	double c1 = thread_cpu();
 	nanosleep(&ms, NULL);
 	double c2 = thread_cpu();
-	switch (kind) {
-	case K_PL:
-		pl_mutex_unlock(&pl_lock);
-		break;
-	case K_PTHREAD:
-		pthread_mutex_unlock(&pt_lock);
-		break;
-	case K_WORD:
-		word_unlock(&word);
-		break;
-	default:
-		queue_unlock();
-		break;
-	}
+	kind->unlock();
 	double c3 = thread_cpu();
 	lock_cpu[i] = c1 - c0;
 	unlock_cpu[i] = c3 - c2;
@@ -199,7 +220,7 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* One run of the current kind: the mean lock and unlock CPU, in us. */
+/* One run of kind: the mean lock and unlock CPU, in us. */
 static void
 run(double *lock_us, double *unlock_us)
 {
@@ -211,7 +232,7 @@ run(double *lock_us, double *unlock_us)
 		pthread_attr_init(&a);
 		pthread_attr_setstacksize(&a, STACK);
 		CPU_ZERO(&cpus);
-		CPU_SET(i % 2, &cpus);
+		CPU_SET(cpu[i % 2], &cpus);
 		pthread_attr_setaffinity_np(&a, sizeof cpus, &cpus);
 		if (pthread_create(&t[i], &a, body, (void *)(intptr_t)i) != 0) {
 			fprintf(stderr, "w3parts: pthread_create failed\n");
@@ -238,16 +259,23 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: w3parts [RUNS]  (1 to %d)\n", MAX_RUNS);
 		return 2;
 	}
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+	cpu_set_t mask;
+	int n = 0;
+	if (sched_getaffinity(0, sizeof mask, &mask) == 0)
+		for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+			if (CPU_ISSET(c, &mask))
+				cpu[n++] = c;
+	if (n < 2) {
 		fprintf(stderr, "w3parts: needs 2 CPUs\n");
 		return 2;
 	}
 	static double lk[NKINDS][MAX_RUNS], ul[NKINDS][MAX_RUNS],
 	    sum[NKINDS][MAX_RUNS];
 	for (int r = 0; r < runs; r++)
-		for (kind = 0; kind < NKINDS; kind++) {
-			run(&lk[kind][r], &ul[kind][r]);
-			sum[kind][r] = lk[kind][r] + ul[kind][r];
+		for (int k = 0; k < NKINDS; k++) {
+			kind = &kinds[k];
+			run(&lk[k][r], &ul[k][r]);
+			sum[k][r] = lk[k][r] + ul[k][r];
 		}
 	printf("%d threads a run, %d runs a lock by turns; CPU us a thread, "
 	       "median (min..max)\n",
@@ -256,7 +284,7 @@ main(int argc, char **argv)
 	    "both");
 	for (int k = 0; k < NKINDS; k++) {
 		double *v[3] = { lk[k], ul[k], sum[k] };
-		printf("%-12s", kind_name[k]);
+		printf("%-12s", kinds[k].name);
 		for (int m = 0; m < 3; m++) {
 			qsort(v[m], (size_t)runs, sizeof(double), cmp_double);
 			char cell[40];
