@@ -8,17 +8,16 @@
  * SMT siblings Linux lists in sysfs): a process whose mask allows a
  * single processing unit never spins, because the thread it would wait
  * for cannot run meanwhile; a thread pinned to one processing unit of a
- * larger mask spins.  A spin
- * iteration waits about 2.5 us (PARKINGLOT_POLL_NS) before it looks at
- * the lock again (a mutex's or bit lock's waiter looks once early, after
- * a tenth of that); the yield iterations call sched_yield first, and a
- * mutex's or bit lock's waiters skip them once 4 waiters on that lock
- * started them without one getting the lock in them (until one waiter
- * in 16, which tries them again, does).  The environment variables
- * PARKINGLOT_SPIN, PARKINGLOT_YIELD, PARKINGLOT_FAIR_US,
- * PARKINGLOT_POLL_NS and PARKINGLOT_ADAPT (the 4; 0 turns the adaptation
- * off) override the defaults; a malformed value is reported on stderr
- * and the default kept.
+ * larger mask spins.  A spin iteration waits about 2.5 us
+ * (PARKINGLOT_POLL_NS) before it looks at the lock again (a mutex's or
+ * bit lock's waiter looks once early, after a tenth of that); the yield
+ * iterations call sched_yield first, and a mutex's or bit lock's waiters
+ * skip them once 4 waiters on that lock started them without one getting
+ * the lock in them (until one waiter in 16, which tries them again,
+ * does).  The environment variables PARKINGLOT_SPIN, PARKINGLOT_YIELD,
+ * PARKINGLOT_FAIR_US, PARKINGLOT_POLL_NS and PARKINGLOT_ADAPT (the 4; 0
+ * turns the adaptation off) override the defaults; a malformed value is
+ * reported on stderr and the default kept.
  */
 #ifndef PARKINGLOT_TUNING_H
 #define PARKINGLOT_TUNING_H
