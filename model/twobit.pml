@@ -135,10 +135,11 @@
  *      turn is later), woken waiters that lost the lock and parked again
  *      included; and each waiter ahead of it, passed over, has not been
  *      passed over before in its park (the ghost passes: at most once,
- *      lib/parkinglot.c, "Passing over").  (Each thread of the shared case takes each lock once,
- *      so nobody barges past a woken thread there: the mutex case is
- *      the one that checks this; tests/test_bitlock.c's turn test covers
- *      a bit lock's waiter parking again behind another lock's.)
+ *      lib/parkinglot.c, "Passing over").  (Each thread of the shared
+ *      case takes each lock once, so nobody barges past a woken thread
+ *      there: the mutex case is the one that checks this;
+ *      tests/test_bitlock.c's turn test covers a bit lock's waiter
+ *      parking again behind another lock's.)
  *   Result (spin 6.5.2, -DSAFETY -DCOLLAPSE): no errors, in both cases.
  *
  * BROKEN VARIANTS: -DBROKEN=n removes or changes one step of the

@@ -1024,6 +1024,7 @@ w6cxx_finish(struct ser *s, int k, int c)
 {
 	w6_why_finish(&w6cxx_why, cxx_rw_name[1], s, k, c);
 }
+
 #define W7_WHY                                                                 \
 	"a loop of cache misses: glibc's locks take 4 MB, pl's 100 KB, and "   \
 	"in runs where the VM's cache keeps glibc's array glibc runs at 100 "  \
