@@ -854,6 +854,49 @@ Test(core, be_fair_follows_the_fairness_interval, .timeout = 30)
 	    "tuning not restored");
 }
 
+/* A queue deeper than the lot's fairness depth (128 waiters) shares the
+ * interval: an expiry moves the deadline at most interval x 128 / len
+ * ahead (lib/parkinglot.c, fair_due).  With 256 waiters and a 200 ms
+ * interval it moves at most 110 ms ahead while the queue stays above 232,
+ * so an unpark 120 ms after the one before always finds it expired.  With
+ * the whole interval each would, by chance, 3 times in 5: all 23 in a
+ * row, about once in 100,000 runs.  The waits are what is tested: no
+ * thread is waited for. */
+Test(core, deep_queue_shares_the_fairness_interval, .timeout = 60)
+{
+	enum { N = 256, ROUNDS = 24 };
+	static char addr;
+	static struct parker ps[N];
+	struct pl_tuning saved, t;
+	pl_tuning_get(&saved);
+	t = tu_tuning_fair_interval(&saved, 200 * 1000);
+	cr_assert(t.fair_interval_us == 200 * 1000);
+
+	park_queue(ps, N, &addr, 0);
+	unsigned fair = 0;
+	for (unsigned k = 0; k < ROUNDS; k++) {
+		struct cbrec cb = { .token = k };
+		pl_unpark_result_t r = pl_unpark_one(&addr, cbrec_cb, &cb);
+		cr_assert(r.unparked == 1 && r.have_more);
+		cr_assert(r.be_fair == cb.r.be_fair);
+		/* The first expiry sets the deadline; each after it counts. */
+		if (k > 0)
+			fair += r.be_fair;
+		const struct timespec pause = { 0, 120 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+	}
+	cr_assert(fair == ROUNDS - 1,
+	    "%u of %u unparks, each 120 ms after the one before, found the "
+	    "timer of a queue of %d expired; the deadline moved further "
+	    "than 200 ms x 128 / len",
+	    fair, ROUNDS - 1, N);
+
+	join_unparked(ps, ROUNDS, 0, 1, "woken");
+	cr_assert(pl_unpark_all(&addr, 0x5a) == N - ROUNDS);
+	join_unparked(ps + ROUNDS, N - ROUNDS, 0x5a, 0, "the rest");
+	pl_tuning_set(&saved);
+}
+
 /* ------------------------------------------------------------------ */
 /* 10. table growth with threads parked                                */
 

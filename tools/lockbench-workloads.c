@@ -1037,9 +1037,11 @@ w6cxx_finish(struct ser *s, int k, int c)
 	"on 2 CPUs 1.5x glibc asks one lock for what pl's W2 loop does at 2 "  \
 	"to 32 threads without W8's clock read per operation, and 16 locks "   \
 	"for about what two threads alone on locks of their own would do "     \
-	"without it (doc/BENCHMARKS.md, \"Issue 16's goals\"); and at 1024 "   \
-	"threads a parked thread can wait out the run, as with glibc, which "  \
-	"starves more (\"Starved threads\")"
+	"without it (doc/BENCHMARKS.md, \"Issue 16's goals\"); and the "       \
+	"threads starved at 1024 on 16 locks wait for a CPU, not for the "     \
+	"lock: each lock's queue moves one thread per woken thread's wait "    \
+	"behind hundreds of runnable ones, as with glibc, which starves more " \
+	"(\"Starved threads\")"
 
 #define W9_WHY                                                                 \
 	"W2's waiters reach the yield rounds 15 to 500 times a second out of " \
