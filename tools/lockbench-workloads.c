@@ -1038,10 +1038,10 @@ w6cxx_finish(struct ser *s, int k, int c)
 	"to 32 threads without W8's clock read per operation, and 16 locks "   \
 	"for about what two threads alone on locks of their own would do "     \
 	"without it (doc/BENCHMARKS.md, \"Issue 16's goals\"); and the "       \
-	"threads starved at 1024 on 16 locks wait for a CPU, not for the "     \
-	"lock: each lock's queue moves one thread per woken thread's wait "    \
-	"behind hundreds of runnable ones, as with glibc, which starves more " \
-	"(\"Starved threads\")"
+	"threads starved at 1024 on 16 locks sit in queues of 64 at most, "    \
+	"but each queue moves by one thread per woken thread's wait for a "    \
+	"CPU behind hundreds of runnable ones, which no fairness interval "    \
+	"shortens; glibc starves more (\"Starved threads\", \"Deep queues\")"
 
 #define W9_WHY                                                                 \
 	"W2's waiters reach the yield rounds 15 to 500 times a second out of " \
