@@ -1188,8 +1188,7 @@ requeue(const void *from, const void *to, pl_requeue_op_t (*validate)(void *),
 	size_t flen = head ? head->len : 0;
 	pl_requeue_op_t op;
 	if (validate_head) {
-		pl_requeue_head_t h = { head ? head->len : 0,
-			head ? head->park_token : 0 };
+		pl_requeue_head_t h = { flen, head ? head->park_token : 0 };
 		op = validate_head(&h, ctx);
 	} else {
 		op = validate ? validate(ctx) : PL_REQUEUE_ONE_REQUEUE_REST;

@@ -38,6 +38,8 @@
 
 #include <parkinglot/mutex.h>
 
+#include "toolutil.h"
+
 #define THREADS 300
 #define MAX_RUNS 101
 #define STACK (256 * 1024)
@@ -254,8 +256,9 @@ run(double *lock_us, double *unlock_us)
 int
 main(int argc, char **argv)
 {
-	int runs = argc > 1 ? atoi(argv[1]) : 11;
-	if (runs < 1 || runs > MAX_RUNS) {
+	long runs = 11;
+	if (argc > 2 ||
+	    (argc == 2 && !tool_parse_long(argv[1], 1, MAX_RUNS, &runs))) {
 		fprintf(stderr, "usage: w3parts [RUNS]  (1 to %d)\n", MAX_RUNS);
 		return 2;
 	}
@@ -277,7 +280,7 @@ main(int argc, char **argv)
 			run(&lk[k][r], &ul[k][r]);
 			sum[k][r] = lk[k][r] + ul[k][r];
 		}
-	printf("%d threads a run, %d runs a lock by turns; CPU us a thread, "
+	printf("%d threads a run, %ld runs a lock by turns; CPU us a thread, "
 	       "median (min..max)\n",
 	    THREADS, runs);
 	printf("%-12s %-22s %-22s %-22s\n", "lock", "lock call", "unlock call",
