@@ -1095,9 +1095,9 @@ struct workload work[] = {
 	           "a thread spends in its lock and unlock calls, where a bare "
 	           "queue lock whose waiters sleep on words of their own, as "
 	           "pl's do, spends glibc's 17 to 21 (tools/w3parts); and "
-	           "under parkstat (make bench) pl's parks are observed and "
-	           "glibc's are not (doc/BENCHMARKS.md, \"W3's CPU, "
-	           "attributed\")" },
+	           "under parkstat (the README's main job) pl's parks are "
+	           "observed and glibc's are not (doc/BENCHMARKS.md, \"W3's "
+	           "CPU, attributed\")" },
 	{ "W4",
 	    "W4 useful work: 2 threads run the W2 loop while 2 threads do "
 	    "units of " S_YIELD_WORK " xorshift steps + sched_yield; each "
