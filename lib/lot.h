@@ -37,6 +37,16 @@ pl_unpark_result_t pli_unpark_one_away(const void *addr, int cpu,
  * "Turns"), ahead of the waiters that joined the queue after it. */
 #define PLI_PARK_AGAIN 0x100u
 
+/* The park is no cancellation point, but cancelled is called if the
+ * thread ends while it sleeps there (cancelled asynchronously, or
+ * pthread_exit in a signal handler), as for a cancelled park: with the
+ * thread out of the queue (timed_out called as for a timeout), or woken,
+ * and the caller's frame, ctx with it, still alive.  So a primitive
+ * whose unpark gives the woken thread something to do for the others
+ * (the two-bit locks' re-arm) can have it done when the thread ends
+ * before it could. */
+#define PLI_PARK_UNWOUND 0x200u
+
 /* parkinglot.c introspection, for tests and statistics. */
 size_t pli_lot_live_threads(void);  /* threads holding a per-thread record */
 size_t pli_lot_buckets(void);       /* buckets in the current table */

@@ -634,8 +634,10 @@ self_destroy(void *p)
 	 * record may then still be queued, or dequeued by a waker that has
 	 * not yet set its wake word: leave_queue takes it out or waits for
 	 * the word, as a timeout does, so that the record is in no queue
-	 * and nobody writes to it once it is spare.  The park counts as
-	 * timed out, but the primitive's timed_out callback is not called:
+	 * and nobody writes to it once it is spare.  (A park with
+	 * PLI_PARK_UNWOUND has done so already, from its cleanup handler,
+	 * and told its primitive: the wake word is 0 here.)  The park counts
+	 * as timed out, but the primitive's timed_out callback is not called:
 	 * its ctx lived on the stack that the exit unwound.  So the
 	 * primitive is left with its parked bit set over a queue that may
 	 * be empty, as a fork leaves it in the child: each primitive must
@@ -921,6 +923,20 @@ park_cancelled(void *arg)
 	cp->cancelled(cp->ctx, r);
 }
 
+/* The sleep of a park that is no cancellation point, for a primitive
+ * that must hear of its thread ending there (PLI_PARK_UNWOUND): the
+ * cleanup handler of a cancellable park, around a plain sleep. */
+static int
+sleep_guarded(struct waiter *w, clockid_t clock,
+    const struct timespec *deadline, bool watch, struct cancel_point *cp)
+{
+	int rc;
+	pthread_cleanup_push(park_cancelled, cp);
+	rc = sleep_on(w, clock, deadline, watch);
+	pthread_cleanup_pop(0);
+	return rc;
+}
+
 static int
 sleep_cancellable(struct waiter *w, clockid_t clock,
     const struct timespec *deadline, bool watch, struct cancel_point *cp)
@@ -949,7 +965,8 @@ pli_park(unsigned base, const void *addr, bool (*validate)(void *ctx),
 {
 	pl_park_result_t res = { PL_PARK_INVALID, 0 };
 	bool again = base & PLI_PARK_AGAIN;
-	base &= ~PLI_PARK_AGAIN;
+	bool unwound = base & PLI_PARK_UNWOUND;
+	base &= ~(PLI_PARK_AGAIN | PLI_PARK_UNWOUND);
 	if (!pli_deadline_valid(deadline) || !pli_clock_valid(clock)) {
 		pli_stat_add(PLI_INVALID_PARKS, 1);
 		errno = EINVAL;
@@ -976,7 +993,7 @@ pli_park(unsigned base, const void *addr, bool (*validate)(void *ctx),
 		return res;
 	}
 	w->sample = sample;
-	w->by_sem = cancelled && w != &fallback;
+	w->by_sem = cancelled && !unwound && w != &fallback;
 	w->park_token = park_token;
 	w->unpark_token = PL_UNPARK_TOKEN_DEFAULT;
 	w->queued = true;
@@ -1017,7 +1034,9 @@ pli_park(unsigned base, const void *addr, bool (*validate)(void *ctx),
 	if (cancelled) {
 		struct cancel_point cp = { w, &fallback, timed_out, cancelled,
 			ctx };
-		rc = sleep_cancellable(w, clock, deadline, first, &cp);
+		rc = unwound
+		    ? sleep_guarded(w, clock, deadline, first, &cp)
+		    : sleep_cancellable(w, clock, deadline, first, &cp);
 	} else {
 		rc = sleep_on(w, clock, deadline, first);
 	}

@@ -87,6 +87,22 @@
  * it, a thread that keeps losing goes round the queue again each time,
  * and the hand-off goes to whoever is at the head then.)
  *
+ * Threads that end in a park (cancelled asynchronously, or pthread_exit
+ * in a signal handler: lib/parkinglot.c, self_destroy).  The park is no
+ * cancellation point, but the lot tells lock_unwound (PLI_PARK_UNWOUND)
+ * while the lock's frame is still there: a thread still queued leaves
+ * the queue as on a timeout (the last clears P); one woken with a
+ * hand-off keeps the lock, as a lock held by a thread that ended stays
+ * locked; one woken with PLI_TOKEN_REARM does at once what it would have
+ * done, set P and, if the lock is free, take it and release it, which
+ * wakes the next.  If the lock is held, P makes its holder's unlock wake
+ * the next.  Without that, the waiters behind it slept on with P clear
+ * while others took and released the lock on the fast paths, for as long
+ * as nobody else contended (tests/test_exit.c, exit::rearm_*).  A thread
+ * that ends after the park has returned, before its re-arm, is not
+ * covered: it is not sleeping, and the library's calls are not
+ * async-cancel-safe.
+ *
  * Which waiters are the lock's.  A pl_mutex_t owns its address: every
  * waiter there is its own, whatever the token (a condition variable moves
  * its waiters onto the mutex with their own tokens), so the unlock wakes
@@ -199,6 +215,25 @@ lock_timed_out(void *ctx, const void *addr, bool was_last)
 		clear_bits(ctx, ((const struct pli_twobit *)ctx)->parked);
 }
 
+/* cancelled, for the park of a thread that ends in it (PLI_PARK_UNWOUND:
+ * cancelled asynchronously, or pthread_exit in a signal handler; see
+ * "Threads that end in a park" above). */
+static void
+lock_unwound(void *ctx, pl_park_result_t r)
+{
+	const struct pli_twobit *l = ctx;
+	if (r.status != PL_PARK_UNPARKED || r.token != PLI_TOKEN_REARM)
+		return;
+	pli_twobit_rearm(l);
+	uintptr_t s = load(l);
+	while (!(s & l->locked)) {
+		if (cas_acquire(l, &s, s | l->locked)) {
+			pli_twobit_unlock(l, false, "pl_mutex_lock");
+			return;
+		}
+	}
+}
+
 /* again: 0, or PLI_PARK_AGAIN for a thread already woken from the lock's
  * queue (it keeps its turn there when it parks again). */
 static int
@@ -236,9 +271,9 @@ lock_slow(const struct pli_twobit *l, clockid_t clock,
 		pli_spinner_park(&sp);
 		pl_park_result_t r = pli_park(
 		    (l->shared ? PLI_KIND_PL_BITLOCK : PLI_KIND_PL_MUTEX) |
-		        again,
+		        again | PLI_PARK_UNWOUND,
 		    l->word, lock_validate, NULL, lock_timed_out, (void *)l,
-		    l->shared ? l->locked : 0, clock, deadline, NULL);
+		    l->shared ? l->locked : 0, clock, deadline, lock_unwound);
 		if (r.status == PL_PARK_UNPARKED) {
 			if (r.token == PL_UNPARK_TOKEN_HANDOFF)
 				return 0; /* handed to us: L was kept for us */

@@ -31,6 +31,8 @@ twobit.pml | -DBROKEN=8 -DNO_INVARIANT   | invalid end state | a lost wakeup: re
 twobit.pml | -DBROKEN=9                  | (turn[q[k]]>turn[w]) | turns: a losing woken thread parks at the tail
 twobit.pml | -DBROKEN=10                 | (turn[q[k]]>turn[w]) | turns: a losing woken thread parks at the head
 twobit.pml | -DBROKEN=11                 | (passes[q[k]]<=1) | turns: a waiter passed over twice in one park
+twobit.pml | -DDIES                      | ok | a thread that ends in its sleep passes its re-arm on
+twobit.pml | -DDIES -DBROKEN=12 -DNO_INVARIANT | invalid end state | a lost wakeup: a thread woken to re-arm ends first
 twobit.pml | -DSHARED                    | ok | two bit locks in one word verify
 twobit.pml | -DSHARED -DBROKEN=6         | assertion violated ((state&5)==0) | a plain store undoes the other release
 twobit.pml | -DSHARED -DBROKEN=7         | assertion violated (incs | token ignored: the other lock handed off

@@ -83,6 +83,15 @@
  *     the C code, and is harmless.
  *   Each lock attempt may be timed or not, and each unlock fair or not;
  *   a timed park may time out whenever it is asleep.
+ *   - -DDIES (the mutex case): thread 0 may end, once, anywhere in its
+ *     sleep (cancelled asynchronously, or pthread_exit in a signal
+ *     handler), and the lot's cleanup of a PLI_PARK_UNWOUND park runs:
+ *     leave_queue (out of the queue with lock_timed_out(was_last) if it
+ *     is still queued, else the wait for its wake word), then
+ *     lock_unwound: with PLI_TOKEN_REARM, P set, and the lock, if free,
+ *     taken and released through pli_twobit_unlock.  Hand-offs are left
+ *     out of this case: a lock handed to a thread that ends stays held,
+ *     as the library documents, and the others would wait for good.
  *
  * WHAT IS ABSTRACTED:
  *   - one word, one bucket, one table: no hashing, no growth, no other
@@ -188,6 +197,11 @@
  *             always preferred): the head, on the unlocker's CPU, is
  *             passed over twice, "assertion violated
  *             (passes[q[k]]<=1)".
+ *   BROKEN=12 (DIES) the thread that ends is only taken out of the queue
+ *             (self_destroy before PLI_PARK_UNWOUND: no timed_out, no
+ *             re-arm): woken with PLI_TOKEN_REARM, it leaves the waiters
+ *             behind it queued with P clear, and the others' fast paths
+ *             wake nobody (invalid end state).
  * Variants 1-5 and 8 fail in both cases, 9 to 11 in the mutex case (see
  * property 4); 6 and 7 verify in the mutex case
  * (there the byte is the lock's alone, and so is every waiter on it),
@@ -313,7 +327,7 @@ inline q_remove(x)
 proctype Thread(byte me)
 {
 	byte round = 0;
-	bool got, checked, may_time_out, ok, handoff, more, again;
+	bool got, checked, may_time_out, ok, handoff, more, again, dead;
 	byte want, held, lk, s, res, k, j, w, old;
 
 	do
@@ -460,6 +474,13 @@ retry:
 		:: may_time_out = false
 		fi;
 sleep:
+#ifdef DIES
+		/* Thread 0 may end here, once (DIES). */
+		if
+		:: me == 0 && !dead -> dead = true; goto died
+		:: skip
+		fi;
+#endif
 		/* sleep_on: until the wake word is 0, or the deadline */
 #ifdef NO_FUTEX
 		if
@@ -522,6 +543,76 @@ timed_out:
 			may_time_out = false;
 			goto sleep
 		fi;
+#ifdef DIES
+died:
+		/* park_cancelled: leave_queue, as for a timeout but untimed,
+		 * with lock_timed_out (the lock's frame is still there) */
+		round = ITER; /* it does nothing more after this */
+		may_time_out = false;
+		bucket_lock();
+		if
+		:: queued[me] ->
+			d_step {
+				q_remove(me);
+				ptok[me] = 0;
+				queued[me] = false;
+				futex[me] = 0;
+				nq[lk]--
+			};
+#if BROKEN != 12
+			if
+			:: qlen == 0 -> CLEAR_BITS(MP)
+			:: else
+			fi;
+#endif
+			bucket_unlock();
+			goto ended
+		:: else ->
+			/* dequeued: sleep_uncancellable until the word is 0 */
+			bucket_unlock();
+			futex[me] == 0
+		fi;
+		/* lock_unwound: no hand-off here (none in this case) */
+		assert(token[me] != TOKEN_HANDOFF);
+		if
+		:: token[me] == TOKEN_REARM ->
+			atomic {
+#if BROKEN != 12
+				state = state | MP;
+#endif
+				rearming[lk]--;
+				token[me] = TOKEN_DEFAULT
+			};
+#if BROKEN == 12
+			goto ended
+#else
+			s = state;
+unwound_try:
+			if
+			:: !(s & ML) ->
+				atomic {
+					if
+					:: state == s -> state = s | ML; got = true
+					:: else -> s = state
+					fi
+				};
+				if
+				:: got ->
+					atomic {
+						got = false;
+						incs[lk]++
+					};
+					assert(incs[lk] == 1);
+					incs[lk]--;
+					goto twobit_unlock
+				:: else -> goto unwound_try
+				fi
+			:: else -> goto ended
+			fi
+#endif
+		:: else -> goto ended
+		fi;
+#endif
 woken:
 		res = R_UNPARKED;
 		may_time_out = false;
@@ -630,6 +721,7 @@ next_unlock:
 		fi;
 
 		/* ---- pli_twobit_unlock ---- */
+twobit_unlock:
 		s = state;
 uloop:
 #ifndef NO_MISUSE_CHECK
@@ -688,7 +780,9 @@ uloop:
 			 * other lock's waiters.  BROKEN=11: the choice ignores
 			 * passed, as an unbounded preference would.) */
 			if
+#ifndef DIES
 			:: qlen > 0 -> handoff = true; j = 0
+#endif
 			:: qlen > 0 ->
 				j = 0;
 				do
@@ -834,6 +928,9 @@ gave_up:
 		}
 #endif
 	od;
+#ifdef DIES
+ended:
+#endif
 	finished++
 }
 

@@ -6,7 +6,9 @@
  *     pthread_exit from a signal handler) leaves no trace in its queue,
  *     and its record, reused by the next thread, is safe to park with;
  *   - a thread that ends between being dequeued and being woken keeps
- *     what it was handed (a mutex handed off to it stays held);
+ *     what it was handed (a mutex handed off to it stays held), and does
+ *     what it was woken to do for the others (a mutex's or bit lock's
+ *     re-arm, which wakes the waiter behind it);
  *   - a thread parked with its record on its stack (no memory for one)
  *     cannot be taken out of its queue at exit: the lot aborts;
  *   - a key destructor that runs after the lot's own and parks creates
@@ -243,8 +245,9 @@ Test(exit, async_cancel_while_parked)
 }
 
 /* A thread parked in pl_mutex_lock on a held mutex, alone, is cancelled:
- * the mutex keeps PARKED with an empty queue, and its next unlock clears
- * it. */
+ * it leaves the queue as a timed-out waiter does, and, the last one
+ * there, clears PARKED (the lock's park tells the mutex of the thread's
+ * end: lib/twobit.c, "Threads that end in a park"). */
 Test(exit, async_cancel_in_mutex_lock)
 {
 	pl_mutex_t *m = &pool[0], *b = colliding_mutex(m);
@@ -260,8 +263,7 @@ Test(exit, async_cancel_in_mutex_lock)
 	cr_assert(
 	    !dead.returned, "pl_mutex_lock returned to a cancelled thread");
 	cr_assert(count_parked(m) == 0);
-	cr_assert(m->state == (PL_MUTEX_LOCKED | PL_MUTEX_PARKED), "state %#x",
-	    m->state);
+	cr_assert(m->state == PL_MUTEX_LOCKED, "state %#x", m->state);
 	pl_mutex_unlock(m);
 	cr_assert(m->state == 0, "the unlock left state %#x", m->state);
 	assert_lot_settled(&before, "after the cancellation");
@@ -307,6 +309,147 @@ Test(exit, pthread_exit_from_signal_handler_while_parked)
 	assert_lot_settled(&before, "after the signal");
 
 	churn(a, b, &before);
+}
+
+/* ------------------------------------------------------------------ */
+/* A waiter woken to compete, with the lock's P cleared behind it (the
+ * token PLI_TOKEN_REARM, lib/twobit.c "Re-arm"), ends in its park before
+ * it can set P again: pthread_exit from a signal handler that ran while
+ * it slept.  It had to set P and then take and release the lock, waking
+ * the next; it must still see to that, or the waiters behind it sleep on
+ * with P clear while the lock is used on its fast paths.  Whether the
+ * lock is free or held when it ends, the waiter behind it must get the
+ * lock with nobody else using it.                                      */
+
+static int rearm_in_handler, rearm_may_exit; /* atomic */
+
+static void
+rearm_exit_handler(int sig)
+{
+	(void)sig;
+	__atomic_store_n(&rearm_in_handler, 1, __ATOMIC_RELEASE);
+	struct timespec nap = { 0, TU_MS };
+	while (!__atomic_load_n(&rearm_may_exit, __ATOMIC_ACQUIRE))
+		nanosleep(&nap, NULL);
+	pthread_exit((void *)(uintptr_t)0x52);
+}
+
+struct rearm_victim {
+	pl_mutex_t *m;   /* the mutex, or NULL for the bit lock */
+	uintptr_t *word; /* the bit lock's word */
+	int returned;    /* atomic: its lock call returned */
+};
+
+enum { REARM_L = 0x10, REARM_P = 0x20 }; /* the bit lock's bits */
+
+static void *
+rearm_victim_main(void *arg)
+{
+	struct rearm_victim *v = arg;
+	if (v->m)
+		pl_mutex_lock(v->m);
+	else
+		pl_bitlock_lock(v->word, REARM_L, REARM_P);
+	__atomic_store_n(&v->returned, 1, __ATOMIC_RELEASE);
+	if (v->m)
+		pl_mutex_unlock(v->m);
+	else
+		pl_bitlock_unlock(v->word, REARM_L, REARM_P);
+	return NULL;
+}
+
+/* free: the lock is released on its fast path before the woken thread
+ * ends, else held until it has ended. */
+static void
+rearm_then_exit(bool bitlock, bool free)
+{
+	static uintptr_t word = 0x1; /* a caller's bit beside the lock */
+	pl_mutex_t *m = &pool[0], *b = colliding_mutex(m);
+	void *addr = bitlock ? (void *)&word : (void *)m;
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = rearm_exit_handler;
+	sigemptyset(&sa.sa_mask);
+	cr_assert(sigaction(SIGUSR2, &sa, &old) == 0);
+	tu_join(tu_spawn(exit_at_once, NULL));
+	struct lot_state before;
+	lot_state_before(&before, addr);
+
+	if (bitlock)
+		pl_bitlock_lock(&word, REARM_L, REARM_P);
+	else
+		pl_mutex_lock(m);
+	struct rearm_victim v[2];
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++) {
+		v[i] = (struct rearm_victim){ bitlock ? NULL : m, &word, 0 };
+		t[i] = tu_spawn(rearm_victim_main, &v[i]);
+		ASSERT_PARKED(addr, (size_t)i + 1);
+	}
+	cr_assert(pthread_kill(t[0], SIGUSR2) == 0);
+	int64_t end = tu_now_ns() + TU_WAIT_NS;
+	while (!__atomic_load_n(&rearm_in_handler, __ATOMIC_ACQUIRE)) {
+		cr_assert(tu_now_ns() < end, "the signal handler did not run");
+		sched_yield();
+	}
+
+	/* The unlock's wake: t[0] dequeued with the re-arm, P cleared, the
+	 * lock still ours. */
+	cr_assert(
+	    tu_wake_to_lose(addr, bitlock ? sizeof word : 1,
+	        bitlock ? REARM_P : PL_MUTEX_PARKED, !bitlock, REARM_L) == 1);
+	cr_assert(count_parked(addr) == 1);
+	if (free) { /* on the fast path: P is clear */
+		if (bitlock)
+			pl_bitlock_unlock(&word, REARM_L, REARM_P);
+		else
+			pl_mutex_unlock(m);
+	}
+	__atomic_store_n(&rearm_may_exit, 1, __ATOMIC_RELEASE);
+	cr_assert(tu_join(t[0]) == (void *)(uintptr_t)0x52);
+	cr_assert(!v[0].returned, "the lock call returned to an ended thread");
+	cr_assert(sigaction(SIGUSR2, &old, NULL) == 0);
+	if (!free) {
+		if (bitlock)
+			pl_bitlock_unlock(&word, REARM_L, REARM_P);
+		else
+			pl_mutex_unlock(m);
+	}
+
+	/* Nobody else uses the lock: the waiter behind must get it. */
+	struct timespec limit;
+	clock_gettime(CLOCK_REALTIME, &limit);
+	limit.tv_sec += 10;
+	int rc = pthread_timedjoin_np(t[1], NULL, &limit);
+	cr_assert(rc == 0,
+	    "the waiter behind the ended one still waits after 10 s "
+	    "(%s; %zu parked, lock word %#lx)",
+	    strerror(rc), count_parked(addr),
+	    bitlock ? (unsigned long)word : (unsigned long)m->state);
+	cr_assert(v[1].returned);
+	cr_assert(count_parked(addr) == 0);
+	if (bitlock)
+		cr_assert(word == 0x1, "word %#lx", (unsigned long)word);
+	else
+		cr_assert(m->state == 0, "state %#x", m->state);
+	assert_lot_settled(&before, "after the exit");
+	if (!bitlock)
+		churn(m, b, &before);
+}
+
+Test(exit, rearm_passed_on_by_a_thread_ended_with_the_mutex_free)
+{
+	rearm_then_exit(false, true);
+}
+
+Test(exit, rearm_passed_on_by_a_thread_ended_with_the_mutex_held)
+{
+	rearm_then_exit(false, false);
+}
+
+Test(exit, rearm_passed_on_by_a_thread_ended_with_the_bit_lock_free)
+{
+	rearm_then_exit(true, true);
 }
 
 /* The waker dequeues the thread and, before it sets the wake word,
@@ -424,6 +567,33 @@ Test(exit, exit_while_parked_without_record_aborts)
 	    "pl_park: thread exited while parked on %p with its record on "
 	    "its stack (no memory for one): the queue is corrupt\n",
 	    (void *)&stack_parker_addr);
+}
+
+/* In a mutex's park the lot takes the thread out of the queue while its
+ * frame, the stack record in it, is still there (lib/twobit.c, "Threads
+ * that end in a park"): no abort, and the mutex is left as a timeout
+ * leaves it. */
+Test(exit, mutex_waiter_with_its_record_on_its_stack_cancelled)
+{
+	pl_mutex_t *m = &pool[0];
+	struct lot_state before;
+	lot_state_before(&before, m);
+	pl_mutex_lock(m);
+	size_t live = pli_lot_live_threads();
+	pli_alloc_fail_hook = fail_every_allocation;
+	struct victim v = { NULL, 0, m, true, 0 };
+	pthread_t t = tu_spawn(victim_main, &v);
+	ASSERT_PARKED(m, 1);
+	pli_alloc_fail_hook = NULL;
+	cr_assert(pli_lot_live_threads() == live, "the victim has a record");
+	cr_assert(pthread_cancel(t) == 0);
+	cr_assert(tu_join(t) == PTHREAD_CANCELED);
+	cr_assert(!v.returned);
+	cr_assert(count_parked(m) == 0);
+	cr_assert(m->state == PL_MUTEX_LOCKED, "state %#x", m->state);
+	pl_mutex_unlock(m);
+	cr_assert(m->state == 0, "state %#x", m->state);
+	assert_lot_settled(&before, "after the cancellation");
 }
 #endif
 
