@@ -86,7 +86,8 @@
  *   - The last reader to leave with WPARKED set hands the lock to the
  *     oldest parked writer: one CAS drops its count and sets WRITER.
  *   - A writer's unlock with only WPARKED set wakes one writer: with a
- *     hand-off when the bucket's fairness timer fired, else to compete.
+ *     hand-off when the bucket's fairness timer fired and no reader
+ *     claims the next phase (RWAIT), else to compete.
  *     A woken writer (or reader) that loses and parks again keeps its
  *     turn in its queue (PLI_PARK_AGAIN; lib/parkinglot.c, "Turns"), so
  *     the next wake, and the timer's hand-off, go to the writer that has
@@ -516,8 +517,12 @@ pl_rwlock_timedwrlock(pl_rwlock_t *l, const struct timespec *deadline)
 /* Writer bucket locked: pass the lock to the next writer, directly when
  * the fairness timer fired, else wake it to compete.  WRITER stays set
  * until this CAS, so readers arriving meanwhile still park (and set
- * RPARKED, which the woken writer's unlock will honour).  If the writers
- * had all timed out, leave the word alone: the unlocker looks again. */
+ * RPARKED, which the woken writer's unlock will honour).  Never directly
+ * past RWAIT: readers spinning through this hold have claimed the next
+ * phase, and the woken writer, competing, stays out until they are in
+ * (a hand-off there made them wait through a second writer's hold).  If
+ * the writers had all timed out, leave the word alone: the unlocker
+ * looks again. */
 static uintptr_t
 wr_handoff_callback(pl_unpark_result_t r, void *ctx)
 {
@@ -528,9 +533,10 @@ wr_handoff_callback(pl_unpark_result_t r, void *ctx)
 		__atomic_fetch_and(&l->state, ~WPARKED, __ATOMIC_RELAXED);
 		return PL_UNPARK_TOKEN_DEFAULT;
 	}
-	bool handoff = r.be_fair;
+	bool handoff;
 	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED), n;
 	do {
+		handoff = r.be_fair && !(s & RWAIT);
 		n = handoff ? s : s & ~WRITER;
 		if (!r.have_more)
 			n &= ~WPARKED;

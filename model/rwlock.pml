@@ -150,6 +150,11 @@
  *   must still hold.  With it, -DBROKEN=7: the arriving reader enters
  *   whatever the word says; -DBROKEN=8: so does the reader after its
  *   step (both: a reader beside a writer).
+ *   BROKEN=9  wr_handoff_callback hands the lock to the woken writer
+ *             when be_fair, whatever RWAIT says (as before 2026-12-07):
+ *             a writer gets the lock past the readers' claim, which the
+ *             hand-off asserts it never does ("assertion violated
+ *             (!(handoff)||!((state&16)))").
  */
 
 #ifndef NW
@@ -879,8 +884,18 @@ wuloop:
 					wq_remove(w);
 					got = true;
 					have_more = wqlen > 0;
-					/* wr_handoff_callback */
+					/* wr_handoff_callback: a hand-off
+					 * only while no reader claims the
+					 * next phase (BROKEN=9: whatever
+					 * RWAIT says) */
+#if BROKEN == 9
 					handoff = be_fair;
+#else
+					handoff = be_fair && !(state & RWAIT);
+#endif
+					/* RWAIT: no writer gets the lock
+					 * before the claiming readers have */
+					assert(!handoff || !(state & RWAIT));
 					n = (handoff -> state : state & ~WRITER);
 					if
 					:: !have_more -> n = n & ~WPARKED

@@ -637,6 +637,47 @@ Test(rwlock, waiting_readers_enter_before_next_writer, .timeout = 30)
 	cr_assert(count_parked(&s.l) == 0 && count_parked(WKEY(&s.l)) == 0);
 }
 
+/* A reader that spun through a writer's hold claims the next phase
+ * (READER_WAITING) without parking.  An unlock of that writer that wakes
+ * a parked writer with the fairness timer due must not hand it the lock
+ * past the claim: the reader goes first, as API.md promises ("when a
+ * writer releases, every reader waiting at that moment acquires before
+ * any waiting writer").  The test sets the claim as the spinning reader
+ * does, so that the order does not hang on how long a reader spins; a
+ * fairness interval of 0 makes every unpark's timer due. */
+Test(
+    rwlock, a_writer_is_not_handed_the_lock_past_a_readers_claim, .timeout = 30)
+{
+	static struct script s;
+	static struct actor w2;
+	memset(&s, 0, sizeof(s));
+	struct pl_tuning base;
+	pl_tuning_get(&base);
+	tu_tuning_fair_interval(&base, 0);
+
+	pl_rwlock_wrlock(&s.l); /* W1 */
+	actor_start(&w2, &s, true, false);
+	ASSERT_PARKED(WKEY(&s.l), 1);
+	__atomic_fetch_or(
+	    &s.l.state, PL_RWLOCK_READER_WAITING, __ATOMIC_RELAXED);
+	pl_rwlock_wrunlock(&s.l);
+	uintptr_t st = state_of(&s.l);
+	cr_assert(!(st & WRITER),
+	    "W1's unlock handed the lock to W2 past the readers' claim "
+	    "(state %#lx)",
+	    (unsigned long)st);
+	pl_rwlock_rdlock(&s.l); /* the claiming reader */
+	cr_assert(!__atomic_load_n(&w2.entered, __ATOMIC_ACQUIRE),
+	    "W2 entered before the reader that claimed the phase");
+	pl_rwlock_rdunlock(&s.l);
+	actor_finish(&w2, "W2");
+	cr_assert(w2.rc == 0 && w2.seq == 0);
+	cr_assert(
+	    state_of(&s.l) == 0, "state %#lx", (unsigned long)state_of(&s.l));
+	cr_assert(count_parked(&s.l) == 0 && count_parked(WKEY(&s.l)) == 0);
+	pl_tuning_set(&base);
+}
+
 Test(rwlock, reader_queues_behind_waiting_writer, .timeout = 30)
 {
 	static struct script s;
