@@ -2820,6 +2820,29 @@ static const struct {
 	{ "mtx_timed | mtx_recursive", mtx_timed | mtx_recursive },
 };
 
+/* A type that is none of the four: glibc's mtx_init makes a plain mutex
+ * of it (recursive only for mtx_plain | mtx_recursive and mtx_timed |
+ * mtx_recursive, exactly), and so must the drop-in: its owner's trylock
+ * is then busy, not a relock. */
+Test(c11, mtx_init_of_another_type_is_not_recursive)
+{
+	static const int other[] = { 4, 5, 7, -1 };
+	static mtx_t m;
+
+	for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
+		cr_assert(mtx_init(&m, other[i]) == thrd_success,
+		    "mtx_init(%d) failed", other[i]);
+		cr_assert(mtx_lock(&m) == thrd_success);
+		int rc = mtx_trylock(&m);
+		cr_assert(rc == thrd_busy,
+		    "type %d: the owner's mtx_trylock gave %d, not thrd_busy "
+		    "(%d): a recursive mutex",
+		    other[i], rc, thrd_busy);
+		cr_assert(mtx_unlock(&m) == thrd_success);
+		mtx_destroy(&m);
+	}
+}
+
 Test(c11, mtx_each_type_lock_trylock_timedlock)
 {
 	static mtx_t m;

@@ -49,9 +49,13 @@ mtx_init(mtx_t *m, int type)
 {
 	pthread_mutexattr_t attr;
 	pthread_mutexattr_init(&attr);
+	/* As glibc's mtx_init: recursive for exactly these two types, and
+	 * any other, valid or not, plain. */
 	pthread_mutexattr_settype(&attr,
-	    type & mtx_recursive ? PTHREAD_MUTEX_RECURSIVE
-	                         : PTHREAD_MUTEX_NORMAL);
+	    type == (mtx_plain | mtx_recursive) ||
+	            type == (mtx_timed | mtx_recursive)
+	        ? PTHREAD_MUTEX_RECURSIVE
+	        : PTHREAD_MUTEX_NORMAL);
 	int rc = pthread_mutex_init(pm(m), &attr);
 	pthread_mutexattr_destroy(&attr);
 	return thrd_code(rc);
