@@ -794,7 +794,12 @@ spin_on(struct waiter *w)
 static int
 sem_sleep(struct waiter *w, clockid_t clock, const struct timespec *deadline)
 {
-	static const struct timespec forever = { (time_t)1 << 40, 0 };
+	/* 2^40 s, or where time_t has 32 bits (i386 without _TIME_BITS=64)
+	 * its largest: a shift by 40 there is undefined, and gave a deadline
+	 * of 0, which timed out at once and made the park spin. */
+	static const struct timespec forever = {
+		(time_t)(sizeof(time_t) > 4 ? (1LL << 40) : INT32_MAX), 0
+	};
 	int saved = errno, rc = 0;
 	if (sem_clockwait(&w->sem, deadline ? clock : CLOCK_MONOTONIC,
 	        deadline ? deadline : &forever))

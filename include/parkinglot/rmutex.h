@@ -72,9 +72,9 @@ PL_EXPORT void pl_rmutex_init(pl_rmutex_t *m);
  * read-modify-write and no ordering (the caller already holds m).  First
  * acquisition: that of pl_mutex_lock, one compare-and-swap with acquire
  * ordering when free; contended, it spins briefly and parks.  Fairness
- * as for pl_mutex_t: barging, and eventual hand-offs.  Locking m UINT_MAX
- * times without unlocking prints "pl_rmutex_lock: rmutex 0x...: recursion
- * count overflow" and aborts.
+ * as for pl_mutex_t: barging, and eventual hand-offs.  Locking m more than
+ * UINT_MAX times without unlocking prints "pl_rmutex_lock: rmutex 0x...:
+ * recursion count overflow" and aborts.
  */
 static inline void
 pl_rmutex_lock(pl_rmutex_t *m)
