@@ -1268,6 +1268,31 @@ Test(cond, each_initialisation_signal_broadcast_and_timeout)
 	}
 }
 
+/* While a thread waits on a condition variable with the mutex, glibc's
+ * pthread_mutex_destroy says EBUSY (the waiter stays counted in the
+ * mutex's __nusers through the wait), though nobody holds it; so must the
+ * drop-in, whatever the kind.  After the wait, destroy succeeds. */
+Test(mutex, destroy_busy_while_a_condition_waiter_uses_it)
+{
+	static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	static pthread_mutex_t m;
+	static int go;
+	struct cwaiter w;
+
+	for (size_t i = 0; i < NMVARS; i++) {
+		const struct mvar *v = &mvars[i];
+		mx_make(&m, v);
+		go = 0;
+		cwaiter_start(
+		    &w, &c, &m, &go, W_WAIT, CLOCK_REALTIME, v->kind, v->name);
+		EXPECT(v->name, in_other(op_trylock, &m), 0);
+		EXPECT(v->name, pthread_mutex_destroy(&m), EBUSY);
+		release_waiters(&c, &m, &go, false, v->name);
+		cwaiter_finish(&w, v->name);
+		EXPECT(v->name, pthread_mutex_destroy(&m), 0);
+	}
+}
+
 Test(cond, wait_signal_broadcast_with_each_mutex_kind)
 {
 	static pthread_cond_t c = PTHREAD_COND_INITIALIZER;

@@ -60,7 +60,11 @@ struct dm {
 	pl_mutex_t lock;
 	unsigned char pad0[3];
 	unsigned int count;
-	int pad1[2];
+	int pad1;
+	/* Threads waiting on a condition variable with the mutex, in the
+	 * place of glibc's __nusers, so that pthread_mutex_destroy says
+	 * EBUSY meanwhile, as glibc's does (atomic). */
+	unsigned int cond_waiters;
 	int kind;
 	int pad2;
 	pthread_t owner;
@@ -73,6 +77,9 @@ _Static_assert(
 _Static_assert(
     offsetof(struct dm, count) == offsetof(pthread_mutex_t, __data.__count),
     "mutex count");
+_Static_assert(offsetof(struct dm, cond_waiters) ==
+        offsetof(pthread_mutex_t, __data.__nusers),
+    "mutex users");
 
 #define DC_PSHARED 1u
 #define DC_MONOTONIC 2u

@@ -51,7 +51,8 @@ pthread_mutex_destroy(pthread_mutex_t *m)
 	int kind = dm_kind(m);
 	if (dm_is_glibc(kind))
 		return REAL(pthread_mutex_destroy)(m);
-	if (pl_mutex_is_locked(&dm(m)->lock))
+	if (pl_mutex_is_locked(&dm(m)->lock) ||
+	    __atomic_load_n(&dm(m)->cond_waiters, __ATOMIC_RELAXED))
 		return EBUSY;
 	__atomic_store_n(&dm(m)->kind, DM_DESTROYED, __ATOMIC_RELAXED);
 	return 0;
@@ -347,7 +348,9 @@ pthread_mutex_unlock(pthread_mutex_t *m)
 /* For a condition wait: the caller must hold m if its kind keeps an
  * owner; the whole recursion is released, and given back by
  * pli_dm_reacquired, which also ends the wait's naming of its parks
- * (cond.c).  Unlocking is left to pl_cond_clockwait. */
+ * (cond.c).  The waiter counts in cond_waiters from here to there, as
+ * in glibc's __nusers: pthread_mutex_destroy meanwhile says EBUSY.
+ * Unlocking is left to pl_cond_clockwait. */
 int
 pli_dm_release_for_wait(pthread_mutex_t *m, struct dm_saved *s)
 {
@@ -363,6 +366,7 @@ pli_dm_release_for_wait(pthread_mutex_t *m, struct dm_saved *s)
 		set_owner(d, 0);
 		d->count = 0;
 	}
+	__atomic_fetch_add(&d->cond_waiters, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -373,6 +377,7 @@ pli_dm_reacquired(void *saved)
 	pl__park_as(PLI_KIND_PL_COND, 0);
 	pl__park_as(PLI_KIND_PL_MUTEX, 0);
 	pli_dropin_taken(&dm(s->m)->lock);
+	__atomic_fetch_sub(&dm(s->m)->cond_waiters, 1, __ATOMIC_RELAXED);
 	if (s->count) {
 		struct dm *d = dm(s->m);
 		set_owner(d, pthread_self());
