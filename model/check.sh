@@ -49,7 +49,7 @@ rwlock.pml | -DARRIVAL -DOLD_ENTRY       | late&(1<<me) | the old entry rule: re
 rwlock.pml | -DBARGE -DNO_FAIR          | ok | the reader-preferring entry of the drop-in keeps exclusion and wakeups
 rwlock.pml | -DBARGE -DNO_FAIR -DBROKEN=7 | assertion violated | a barging reader beside a writer
 rwlock.pml | -DBARGE -DNO_FAIR -DBROKEN=8 | assertion violated | a reader barging after its step beside a writer
-rwlock.pml | -DBROKEN=9                  | (!(handoff)||!((state&16))) | a writer handed the lock past the readers' claim
+rwlock.pml | -DBROKEN=9                  | assertion violated ( !(handoff) | a writer handed the lock past the claim of the readers
 cond.pml   | -                           | ok | the model verifies
 cond.pml   | -DBROKEN=1                  | assertion violated (in_wait | the old design touches a mutex nobody waits with
 cond.pml   | -DBROKEN=1 -DNO_DEAD_CHECK  | assertion violated (ptok | the old design moves a waiter onto another mutex
