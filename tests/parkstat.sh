@@ -5,8 +5,9 @@
 # text, exit statuses passed on), attaching to a live process (one report,
 # and -i until the process exits or SIGINT), naming its addresses in each
 # mode (but for a command killed by a signal), their kinds and contended
-# counts, the sampled call sites (symbolized, with source lines), and each
-# error.
+# counts, the sampled call sites (symbolized, with source lines), a
+# command line that is not UTF-8, -i across a reset, a SIGKILL and a
+# truncated object, and each error.
 #
 # Run by `make check` from the top of the build directory.  The JSON is
 # checked with grep and sed (parkstat writes one field, or one address,
@@ -268,6 +269,29 @@ check "a command never linked, with the drop-in: its status 6 (got $status)," \
 check "... and a report of it" \
 	test "$(top_of "$tmp/dropin.json" state)" = '"exited"'
 
+# A command line that is not UTF-8: each invalid sequence is U+FFFD in
+# the JSON (a bad first byte, 0xff and one of 5 bytes, 0xf8; a surrogate;
+# an overlong 0; beyond U+10FFFF; one cut short), the valid ones pass
+# (2, 3 and 4 bytes: e acute, the euro sign, a G clef).
+bad=$(printf '\377\200\200 \370\210\200\200 \355\240\200 \300\200 \364\220\200\200 \342\202')
+good=$(printf '\303\251\342\202\254\360\235\204\236')
+run "$PARKSTAT" -j -o "$tmp/utf8.json" -- sh -c : sh $bad "$good" \
+	>/dev/null 2>"$tmp/utf8.err"
+status=$?
+show "$tmp/utf8.err"
+sed -n 's/^  "command": /# /p' "$tmp/utf8.json"
+if test $have_python = yes; then
+	check "a command line not UTF-8: valid JSON (status $status), invalid bytes U+FFFD" \
+		python3 -c 'import json, sys
+c = json.loads(sys.stdin.buffer.read().decode("utf-8"))["command"]
+w = c.split(" ")[-7:]
+assert all(x and x == "\ufffd" * len(x) for x in w[:6]), ascii(c)
+assert w[6] == "\u00e9\u20ac\U0001d11e", ascii(c)' <"$tmp/utf8.json"
+else
+	check "a command line not UTF-8: U+FFFD in the JSON" \
+		grep -q '^  "command": .*\\ufffd' "$tmp/utf8.json"
+fi
+
 # A static program: one line says why its locks cannot be seen, and it
 # runs all the same (Debian's ldconfig is static).
 if test -x /sbin/ldconfig && command -v readelf >/dev/null &&
@@ -406,6 +430,159 @@ exec 4>&-
 wait "$live"
 
 # ---------------------------------------------------------------------
+# parkstat -p PID -i across what a process can do to its object: a reset,
+# SIGKILL, and truncating it.  The reset is made the way pl_stats_reset
+# makes it, by this script writing into the object of a process it has
+# stopped (SIGSTOP), so that no hook of it follows the reset: the
+# counters go to 0, then the resets count changes, while the tables
+# still hold the figures from before.
+
+# lines FILE PATTERN: how many lines of FILE match.
+lines() { cat "$1" 2>/dev/null | grep -c "$2"; }
+# wait_lines FILE PATTERN N: wait (at most 20 s) until N lines match.
+wait_lines() {
+	i=0
+	while test "$(lines "$1" "$2")" -lt "$3"; do
+		i=$((i + 1))
+		test $i -gt 400 && return 1
+		sleep 0.05
+	done
+}
+# await PID: wait (at most 10 s, then SIGKILL) for PID to end; its status.
+await() {
+	i=0
+	while kill -0 "$1" 2>/dev/null; do
+		i=$((i + 1))
+		if test $i -gt 100; then
+			kill -KILL "$1"
+			break
+		fi
+		sleep 0.1
+	done
+	wait "$1"
+}
+# header_u32 FILE OFFSET: a 32-bit field of the header (lib/export.h).
+header_u32() { od -An -t u4 -j "$2" -N 4 "$1" | tr -d ' '; }
+
+PARKINGLOT_STATS=1 "$CONTENDED" --live 30 <"$tmp/fifo" >/dev/null &
+live=$!
+bg_pids="$bg_pids $live"
+exec 5>"$tmp/fifo"
+obj=/dev/shm/parkinglot.$live
+wait_file "$obj"
+"$PARKSTAT" -p "$live" -i 0.2 >"$tmp/r.txt" 2>"$tmp/r.err" &
+watcher=$!
+bg_pids="$bg_pids $watcher"
+wait_lines "$tmp/r.txt" '^parkstat: process' 2
+i=0
+while :; do
+	run "$PARKSTAT" -p "$live" --json >"$tmp/before.json" 2>/dev/null
+	c=$(first_addr "$tmp/before.json" |
+		sed -n 's/.*"contended": \([0-9]*\).*/\1/p')
+	test "${c:-0}" -gt 0 && break
+	i=$((i + 1))
+	test $i -gt 100 && break
+	sleep 0.1
+done
+check "before the reset: hot_lock found taken ${c:-no} times" \
+	test "${c:-0}" -gt 0
+# reset_object: as pl_stats_reset does, in the counters page (its offset
+# counters_off at byte 88 of the header, lib/export.h): the stripes and
+# max_queue_len (at maxq_off, byte 104) to 0, then the resets count, the
+# word after them, to another value.  And a gauge that sums below 0, as
+# one read while a thread parks on one CPU and leaves on another can:
+# threads_parked_now, -1 in the first stripe (its index: its place among
+# the counters of the JSON's stats).
+reset_object() {
+	coff=$(header_u32 "$obj" 88)
+	moff=$(header_u32 "$obj" 104)
+	g=$(sed -n '/^  "stats": {/,/^  }/p' "$tmp/before.json" |
+		grep -n '"threads_parked_now"' | cut -d: -f1)
+	test -n "$coff" -a -n "$moff" -a -n "$g" &&
+	dd if=/dev/zero of="$obj" bs=1 seek="$coff" count=$((moff + 8)) \
+		conv=notrunc 2>/dev/null &&
+	printf '\377\377\377\377\377\377\377\377' |
+		dd of="$obj" bs=1 seek=$((coff + moff + 8)) conv=notrunc \
+		2>/dev/null &&
+	printf '\377\377\377\377\377\377\377\377' |
+		dd of="$obj" bs=1 seek=$((coff + 8 * (g - 2))) conv=notrunc \
+		2>/dev/null
+}
+kill -STOP "$live"
+check "the process stopped, its statistics reset by hand" reset_object
+before=$(lines "$tmp/r.txt" '^parkstat: process')
+wait_lines "$tmp/r.txt" '^parkstat: process' $((before + 2))
+kill -INT "$watcher"
+await "$watcher"
+status=$?
+show "$tmp/r.err"
+grep '^  per second' "$tmp/r.txt" | sed 's/^/# /'
+check "-i across a reset: status 0 (got $status), several reports" \
+	test "$status" -eq 0 -a "$(lines "$tmp/r.txt" '^parkstat: process')" \
+	-ge $((before + 2))
+check "... and no rate that counts down through 0" \
+	test "$(lines "$tmp/r.txt" '^  per second .*[0-9]\{13\}')" -eq 0
+
+# The tables the process has not cleared yet read as 0: the address's
+# figures, and the sampled stacks (none left with a park).
+run "$PARKSTAT" -p "$live" --json >"$tmp/reset.json" 2>"$tmp/reset.err"
+show "$tmp/reset.err"
+top=$(first_addr "$tmp/reset.json")
+echo "# top address after the reset: $top"
+case $top in
+*'"taken": 0, "contended": 0, "parks": 0, "waits": 0, "wait_ns": 0,'*)
+	ok "after a reset the address's figures are 0" ;;
+*) not_ok "after a reset the address's figures are 0" ;;
+esac
+check "... and so are the sampled stacks'" \
+	test "$(sed -n '/^  "stacks": \[/{n;p;q;}' "$tmp/reset.json")" = "  ],"
+g=$(stat_of "$tmp/reset.json" threads_parked_now)
+check "threads parked now below 0 shows 0 (got ${g:-none})" test "$g" = 0
+
+# SIGKILL: the object still says running, but the process is gone.
+"$PARKSTAT" -p "$live" -i 0.2 --json >"$tmp/k.json" 2>"$tmp/k.err" &
+watcher=$!
+bg_pids="$bg_pids $watcher"
+wait_lines "$tmp/k.json" '^  "pid": ' 1
+kill -KILL "$live"
+wait "$live" 2>/dev/null
+await "$watcher"
+status=$?
+show "$tmp/k.err"
+last=$(sed -n 's/^  "state": \(.*\),$/\1/p' "$tmp/k.json" | tail -n 1)
+check "-i on a process killed by SIGKILL: status 0 (got $status)," \
+	test "$status" -eq 0
+check "... its last report not running (state $last)" \
+	test -n "$last" -a "$last" != '"running"'
+rm -f "$obj"
+exec 5>&-
+
+# An object truncated under parkstat: an error, not SIGBUS.
+PARKINGLOT_STATS=1 "$CONTENDED" --live 30 <"$tmp/fifo" >/dev/null &
+live=$!
+bg_pids="$bg_pids $live"
+exec 5>"$tmp/fifo"
+obj=/dev/shm/parkinglot.$live
+wait_file "$obj"
+"$PARKSTAT" -p "$live" -i 0.2 >"$tmp/t.txt" 2>"$tmp/t.err" &
+watcher=$!
+bg_pids="$bg_pids $watcher"
+wait_lines "$tmp/t.txt" '^parkstat: process' 1
+kill -STOP "$live"
+dd if=/dev/null of="$obj" bs=4096 seek=1 2>/dev/null
+await "$watcher"
+status=$?
+show "$tmp/t.err"
+check "-i on an object truncated meanwhile: status 1 (got $status)," \
+	test "$status" -eq 1
+check "... and one line saying so" \
+	test "$(wc -l <"$tmp/t.err")" -eq 1 -a "$(lines "$tmp/t.err" truncated)" -eq 1
+kill -KILL "$live"
+wait "$live" 2>/dev/null
+rm -f "$obj"
+exec 5>&-
+
+# ---------------------------------------------------------------------
 # Errors: one line on stderr each, status 1 (2 for the command line).
 
 # expect_error DESCRIPTION STATUS PATTERN ARGS...
@@ -469,6 +646,8 @@ kill $sleeper 2>/dev/null
 expect_error "a malformed process id" 2 "invalid process id 'abc'" -p abc
 expect_error "an unknown option" 2 "invalid option '--bogus'" --bogus
 expect_error "an unknown short option" 2 "invalid option '-z'" -z -p 1
+expect_error "an argument to a long option without one" 2 \
+	"^parkstat: option '--json' takes no argument" --json=yes -p 1
 expect_error "a missing argument" 2 "needs an argument" -p
 expect_error "a malformed interval" 2 "invalid interval" -p 1 -i soon
 expect_error "a zero interval" 2 "invalid interval" -p 1 -i 0
@@ -479,6 +658,8 @@ expect_error "a malformed number of call sites" 2 "invalid number of call sites"
 expect_error "a malformed sampling interval" 2 "invalid sampling interval" \
 	--sample often -- true
 expect_error "--sample with -p" 2 "is for a command" --sample 4 -p 1
+expect_error "--deadlock with -p" 2 "is for a command" --deadlock -p 1
+expect_error "--no-preload with -p" 2 "is for a command" -p 1 --no-preload
 expect_error "-i without -p" 2 "needs -p" -i 1 -- true
 expect_error "-p with a command" 2 "not both" -p 1 -- true
 expect_error "nothing to do" 2 "no command"

@@ -72,9 +72,14 @@ json_str(FILE *out, const char *s)
 			fputc(ch, out);
 			p++;
 		} else {
-			/* Length and validity of a UTF-8 sequence. */
+			/* Length and validity of a UTF-8 sequence: 0xc2 to
+			 * 0xf4 begin one (0x80 to 0xc1 and 0xf5 to 0xff
+			 * never do); a continuation byte missing (the NUL
+			 * at the end included), an overlong form, a
+			 * surrogate or more than U+10FFFF makes it
+			 * invalid, and its first byte U+FFFD. */
 			int n = ch >= 0xf0 && ch <= 0xf4 ? 4
-			    : ch >= 0xe0                 ? 3
+			    : ch >= 0xe0 && ch < 0xf0    ? 3
 			    : ch >= 0xc2 && ch < 0xe0    ? 2
 			                                 : 0;
 			bool ok = n > 0;

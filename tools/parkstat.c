@@ -40,6 +40,7 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -186,9 +187,16 @@ struct snap {
 	struct plx_shm s; /* a word-by-word copy */
 	uint64_t c[PLX_NCOUNTERS];
 	uint64_t maxq;
+	uint64_t resets;   /* pl_stats_reset calls */
 	uint64_t reset_ns; /* of the last pl_stats_reset, 0: none */
 	uint64_t now_ns;   /* CLOCK_MONOTONIC when read */
 };
+
+/* Which counters are gauges (PL_STATS_LIST), +1 and -1 in any stripe. */
+#define COUNTER_GAUGE(name, field, type, kind, label)                          \
+	PLI_IF_COUNTER(kind, [PLX_##name] = PLI_GAUGE(kind), )
+static const bool is_gauge[PLX_NCOUNTERS] = { PL_STATS_LIST(COUNTER_GAUGE) };
+#undef COUNTER_GAUGE
 
 /* The library writes with relaxed atomics and publishes names and paths
  * with release stores of the state word before them: copy in address
@@ -202,29 +210,105 @@ copy_words(void *dst, const volatile void *src, size_t n)
 		d[i] = __atomic_load_n(&s[i], __ATOMIC_ACQUIRE);
 }
 
-/* Tables that do not follow the last reset yet read as 0 (export.h). */
+/*
+ * The object is the target's, and the target may truncate it while it is
+ * mapped here (or anyone who may write it): a read of a page past its new
+ * end raises SIGBUS.  So every read of the mapping runs under guarded(),
+ * which turns that into false.
+ */
+static sigjmp_buf bus_jmp;
+
+static void
+on_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(bus_jmp, 1);
+}
+
+/* fn(arg), which reads the mapping: false if a read faulted.  The
+ * handler is ours only meanwhile. */
+static bool
+guarded(void (*fn)(void *), void *arg)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigbus;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old);
+	bool ok = true;
+	if (sigsetjmp(bus_jmp, 1) != 0)
+		ok = false;
+	else
+		fn(arg);
+	sigaction(SIGBUS, &old, NULL);
+	return ok;
+}
+
+struct copy {
+	void *dst;
+	const volatile void *src;
+	size_t n;
+};
+
+static void
+copy_fn(void *arg)
+{
+	const struct copy *c = arg;
+	copy_words(c->dst, c->src, c->n);
+}
+
+/* The header of the mapping map, in h; false if it shrank. */
+static bool
+copy_header(struct plx_header *h, const volatile void *map)
+{
+	struct copy c = { h, map, sizeof *h };
+	return guarded(copy_fn, &c);
+}
+
+/* Tables that do not follow the last reset yet read as 0 (export.h): the
+ * figures that follow_resets in lib/export.c clears, and only those. */
 static void
 clear_tables(struct plx_shm *s)
 {
 	memset(s->hist, 0, sizeof s->hist);
 	for (size_t i = 0; i < PLX_NSLOTS; i++) {
 		struct plx_slot *sl = &s->slots[i];
+		sl->contended = sl->taken = 0;
 		sl->parks = sl->waits = sl->wait_ns = 0;
 		sl->requeued_in = sl->max_queue = 0;
 	}
+	for (size_t i = 0; i < PLX_NSTACKS; i++) {
+		struct plx_stack *st = &s->stacks[i];
+		st->parks = st->wait_ns = st->max_ns = 0;
+	}
+	s->h.stacks_dropped = 0;
 	s->h.overflow_parks = s->h.overflow_waits = 0;
 	s->h.overflow_wait_ns = s->h.overflow_requeued = 0;
 	s->h.threads_peak = s->h.threads_live;
 }
 
+struct snap_read {
+	const struct source *src;
+	struct snap *sn;
+};
+
 static void
-take_snap(const struct source *src, struct snap *sn)
+read_snap(void *arg)
 {
+	const struct source *src = ((struct snap_read *)arg)->src;
+	struct snap *sn = ((struct snap_read *)arg)->sn;
 	copy_words(&sn->s, src->map, sizeof sn->s);
 	/* Strings end inside their arrays, whatever the object holds. */
 	sn->s.h.command[PLX_PATHLEN - 1] = '\0';
+	/* The resets count before the counters: a reset zeroes them, then
+	 * stores its time, then counts itself (release), so that counters
+	 * read after the count are those of that reset or a later one. */
 	const unsigned char *cp =
 	    (const unsigned char *)(uintptr_t)src->map + PLX_COUNTERS_OFF;
+	sn->resets = __atomic_load_n(
+	    (const uint64_t *)(cp + PLX_RESETS_OFF), __ATOMIC_ACQUIRE);
+	sn->reset_ns = __atomic_load_n(
+	    (const uint64_t *)(cp + PLX_RESET_NS_OFF), __ATOMIC_RELAXED);
 	memset(sn->c, 0, sizeof sn->c);
 	for (unsigned i = 0; i < PLX_NSTRIPES; i++) {
 		const uint64_t *st =
@@ -232,13 +316,15 @@ take_snap(const struct source *src, struct snap *sn)
 		for (unsigned k = 0; k < PLX_NCOUNTERS; k++)
 			sn->c[k] += __atomic_load_n(&st[k], __ATOMIC_RELAXED);
 	}
+	/* A gauge's +1 and -1 land in different stripes, read at different
+	 * moments: the sum can come out below 0 (a -1 seen, its +1 not).
+	 * None is below 0 really: 0 then. */
+	for (unsigned k = 0; k < PLX_NCOUNTERS; k++)
+		if (is_gauge[k] && (int64_t)sn->c[k] < 0)
+			sn->c[k] = 0;
 	sn->maxq = __atomic_load_n(
 	    (const uint64_t *)(cp + PLX_MAXQ_OFF), __ATOMIC_RELAXED);
-	sn->reset_ns = __atomic_load_n(
-	    (const uint64_t *)(cp + PLX_RESET_NS_OFF), __ATOMIC_RELAXED);
-	uint64_t resets = __atomic_load_n(
-	    (const uint64_t *)(cp + PLX_RESETS_OFF), __ATOMIC_ACQUIRE);
-	if (sn->s.h.tables_resets != resets)
+	if (sn->s.h.tables_resets != sn->resets)
 		clear_tables(&sn->s);
 	/* The threads: each entry again, as its seqlock says (export.h);
 	 * one that its thread kept rewriting reads as free. */
@@ -248,6 +334,14 @@ take_snap(const struct source *src, struct snap *sn)
 		        &live->threads[i], &sn->s.threads[i], 1000))
 			memset(&sn->s.threads[i], 0, sizeof sn->s.threads[i]);
 	sn->now_ns = plx_clock_ns(CLOCK_MONOTONIC);
+}
+
+/* Read the object into sn; false if it shrank meanwhile. */
+static bool
+take_snap(const struct source *src, struct snap *sn)
+{
+	struct snap_read a = { src, sn };
+	return guarded(read_snap, &a);
 }
 
 static bool
@@ -282,6 +376,7 @@ open_source(long pid, struct source *src, char *why, size_t whylen)
 	 * complete but without the magic: give it a moment. */
 	struct stat st;
 	const struct plx_header *h = NULL;
+	struct plx_header hd; /* a copy of *h */
 	for (int tries = 0;; tries++) {
 		bool ok = fstat(fd, &st) == 0;
 		if (!ok || !S_ISREG(st.st_mode)) {
@@ -304,8 +399,13 @@ open_source(long pid, struct source *src, char *why, size_t whylen)
 				src->size = (size_t)st.st_size;
 				h = m;
 			}
-			if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) ==
-			    PLX_MAGIC)
+			if (!copy_header(&hd, h)) {
+				snprintf(
+				    why, whylen, "truncated while being read");
+				close(fd);
+				return OPEN_BAD;
+			}
+			if (hd.magic == PLX_MAGIC)
 				break;
 		}
 		if (tries == 100) {
@@ -319,30 +419,30 @@ open_source(long pid, struct source *src, char *why, size_t whylen)
 		nanosleep(&ts, NULL);
 	}
 	close(fd);
-	if (h->version != PLX_VERSION) {
+	if (hd.version != PLX_VERSION) {
 		snprintf(why, whylen,
 		    "statistics layout version %" PRIu32 " (this parkstat "
 		    "reads version %d; use the parkstat of the same "
 		    "libparkinglot)",
-		    h->version, PLX_VERSION);
+		    hd.version, PLX_VERSION);
 		return OPEN_BAD;
 	}
-	if (h->shm_size != sizeof(struct plx_shm) ||
-	    h->total_size != PLX_SIZE || src->size < PLX_SIZE ||
-	    h->counters_off != PLX_COUNTERS_OFF ||
-	    h->nstripes != PLX_NSTRIPES || h->stripe_size != PLX_STRIPE_SIZE ||
-	    h->ncounters != PLX_NCOUNTERS || h->maxq_off != PLX_MAXQ_OFF ||
-	    h->qbins != PLX_QBINS || h->wbins != PLX_WBINS ||
-	    h->nslots != PLX_NSLOTS || h->nthreads != PLX_NTHREADS ||
-	    h->nheld != PLX_HELD) {
+	if (hd.shm_size != sizeof(struct plx_shm) ||
+	    hd.total_size != PLX_SIZE || src->size < PLX_SIZE ||
+	    hd.counters_off != PLX_COUNTERS_OFF ||
+	    hd.nstripes != PLX_NSTRIPES || hd.stripe_size != PLX_STRIPE_SIZE ||
+	    hd.ncounters != PLX_NCOUNTERS || hd.maxq_off != PLX_MAXQ_OFF ||
+	    hd.qbins != PLX_QBINS || hd.wbins != PLX_WBINS ||
+	    hd.nslots != PLX_NSLOTS || hd.nthreads != PLX_NTHREADS ||
+	    hd.nheld != PLX_HELD) {
 		snprintf(why, whylen,
 		    "unexpected layout (sizes do not match "
 		    "this parkstat)");
 		return OPEN_BAD;
 	}
-	if (h->pid != pid) {
+	if (hd.pid != pid) {
 		snprintf(
-		    why, whylen, "the object names process %" PRId64, h->pid);
+		    why, whylen, "the object names process %" PRId64, hd.pid);
 		return OPEN_BAD;
 	}
 	return OPEN_OK;
@@ -410,6 +510,13 @@ struct report {
 	/* Set by parkstat -- CMD: how the command ended. */
 	bool ended;
 	int status; /* as from waitpid */
+	/* Set by -p: the process had ended when read (maybe without its exit
+	 * handlers, which set PLX_EXITED: killed). */
+	bool gone;
+	/* -i: the seconds the rates cover, and whether from the last reset
+	 * (figures counted from 0) rather than from prev; 0: no rates. */
+	double rate_dt;
+	bool rate_from_reset;
 	struct addr_row *rows;
 	size_t nrows, shown;
 	uint64_t qhist[PLX_QBINS], whist[PLX_WBINS];
@@ -434,6 +541,44 @@ cmp_rows(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/*
+ * The span of the rates of a report (-i), in r: from the report before,
+ * or, if the statistics were reset since (the resets count or time moved
+ * on), from that reset, the figures counting from 0 there, as they do.
+ * None (rate_dt 0) if the time of that reset is not in the interval (two
+ * resets, or a report read in the middle of one), or if with no reset
+ * seen a counter went down (a reset under way while a report was read):
+ * a difference would wrap, so that report shows no rates.
+ */
+static void
+rate_span(struct report *r, const struct snap *sn, const struct snap *prev)
+{
+	r->rate_dt = 0;
+	r->rate_from_reset = false;
+	if (prev == NULL || sn->now_ns <= prev->now_ns)
+		return;
+	if (sn->resets != prev->resets || sn->reset_ns != prev->reset_ns) {
+		if (sn->reset_ns <= prev->now_ns || sn->reset_ns >= sn->now_ns)
+			return;
+		r->rate_from_reset = true;
+		r->rate_dt = (double)(sn->now_ns - sn->reset_ns) / 1e9;
+		return;
+	}
+	for (unsigned k = 0; k < PLX_NCOUNTERS; k++)
+		if (!is_gauge[k] && sn->c[k] < prev->c[k])
+			return;
+	r->rate_dt = (double)(sn->now_ns - prev->now_ns) / 1e9;
+}
+
+/* Per second over the span of r's rates: now, counted from then. */
+static double
+per_second(const struct report *r, uint64_t now, uint64_t then)
+{
+	if (r->rate_from_reset)
+		then = 0;
+	return now >= then ? (double)(now - then) / r->rate_dt : 0;
+}
+
 static void
 build(struct report *r, const struct snap *sn, const struct snap *prev)
 {
@@ -454,6 +599,7 @@ build(struct report *r, const struct snap *sn, const struct snap *prev)
 	uint64_t from =
 	    sn->reset_ns > s->h.start_ns ? sn->reset_ns : s->h.start_ns;
 	r->elapsed_ns = end > from ? end - from : 0;
+	rate_span(r, sn, prev);
 
 	r->rows = calloc(PLX_NSLOTS, sizeof *r->rows);
 	if (r->rows == NULL)
@@ -473,13 +619,11 @@ build(struct report *r, const struct snap *sn, const struct snap *prev)
 		}
 		namer_name(&namer, sl->addr, row->name, sizeof row->name,
 		    &row->module);
-		if (prev) {
-			double dt = (double)(sn->now_ns - prev->now_ns) / 1e9;
+		if (r->rate_dt > 0) {
 			const struct plx_slot *p = &prev->s.slots[i];
-			if (dt > 0 && p->addr == sl->addr &&
-			    sl->parks >= p->parks)
+			if (r->rate_from_reset || p->addr == sl->addr)
 				row->parks_per_s =
-				    (double)(sl->parks - p->parks) / dt;
+				    per_second(r, sl->parks, p->parks);
 		}
 	}
 	qsort(r->rows, r->nrows, sizeof *r->rows, cmp_rows);
@@ -488,7 +632,7 @@ build(struct report *r, const struct snap *sn, const struct snap *prev)
 	stacks_build(&r->stacks, s, &namer, opt.sort == SORT_PARKS, opt.stacks);
 	/* Parked until the process ended, if it did; until now if not (or
 	 * if it was killed, when end_ns stays 0). */
-	bool live = !r->ended && s->h.state == PLX_RUNNING;
+	bool live = !r->ended && !r->gone && s->h.state == PLX_RUNNING;
 	parked_build(&r->parked, s, &namer, live ? sn->now_ns : end, live);
 }
 
@@ -585,6 +729,9 @@ describe_end(char *buf, size_t len, const struct report *r)
 			snprintf(buf, len, "ended");
 	} else if (h->state == PLX_EXITED) {
 		snprintf(buf, len, "exited");
+	} else if (r->gone) {
+		snprintf(buf, len,
+		    "ended without running its exit handlers (killed?)");
 	} else {
 		snprintf(buf, len, "running");
 	}
@@ -670,19 +817,16 @@ print_text(FILE *out, const struct report *r)
 	        ? fmt_ns(b2, sizeof b2, (double)c[PLX_WAIT_NS] / (double)waits)
 	        : "-",
 	    "longest queue", u64(b3, sizeof b3, sn->maxq));
-	if (r->prev) {
+	if (r->rate_dt > 0) {
 		const uint64_t *p = r->prev->c;
-		double dt = (double)(sn->now_ns - r->prev->now_ns) / 1e9;
-		if (dt > 0)
-			fprintf(out,
-			    "  per second    %.0f parks, %.0f unparks, "
-			    "%.0f timeouts, %s parked\n",
-			    (double)(c[PLX_PARKS] - p[PLX_PARKS]) / dt,
-			    (double)(c[PLX_UNPARKS] - p[PLX_UNPARKS]) / dt,
-			    (double)(c[PLX_TIMEOUTS] - p[PLX_TIMEOUTS]) / dt,
-			    fmt_ns(b3, sizeof b3,
-			        (double)(c[PLX_WAIT_NS] - p[PLX_WAIT_NS]) /
-			            dt));
+		fprintf(out,
+		    "  per second    %.0f parks, %.0f unparks, "
+		    "%.0f timeouts, %s parked\n",
+		    per_second(r, c[PLX_PARKS], p[PLX_PARKS]),
+		    per_second(r, c[PLX_UNPARKS], p[PLX_UNPARKS]),
+		    per_second(r, c[PLX_TIMEOUTS], p[PLX_TIMEOUTS]),
+		    fmt_ns(b3, sizeof b3,
+		        per_second(r, c[PLX_WAIT_NS], p[PLX_WAIT_NS])));
 	}
 	fprintf(out, "\n  %-9s%" PRIu64 " buckets, %s in retired tables\n",
 	    "table", h->buckets, fmt_bytes(b1, sizeof b1, h->retired_bytes));
@@ -844,6 +988,7 @@ print_json(FILE *out, const struct report *r)
 	fprintf(out, ",\n  \"state\": \"%s\",\n",
 	    r->ended ? (WIFSIGNALED(r->status) ? "killed" : "exited")
 	        : h->state == PLX_EXITED ? "exited"
+	        : r->gone                ? "ended"
 	                                 : "running");
 	if (r->ended && WIFEXITED(r->status))
 		fprintf(
@@ -985,7 +1130,8 @@ on_sigint(int sig)
 	interrupted = 1;
 }
 
-/* Has the process exited (or is it a zombie)? */
+/* Has the process exited (or is it a zombie)?  If its object shrank,
+ * not yet: reading it says so. */
 static bool
 has_exited(long pid, int pidfd, const struct source *src)
 {
@@ -996,8 +1142,16 @@ has_exited(long pid, int pidfd, const struct source *src)
 	}
 	if (!process_exists(pid))
 		return true;
-	const struct plx_header *h = (const void *)(uintptr_t)src->map;
-	return __atomic_load_n(&h->state, __ATOMIC_ACQUIRE) == PLX_EXITED;
+	struct plx_header h;
+	return copy_header(&h, src->map) && h.state == PLX_EXITED;
+}
+
+static void
+snap_or_die(const struct source *src, struct snap *sn)
+{
+	if (!take_snap(src, sn))
+		die(1, "process %ld: %s: truncated while being read", src->pid,
+		    src->path);
 }
 
 static int
@@ -1010,9 +1164,14 @@ watch(long pid)
 	struct snap *cur = &a, *prev = NULL;
 	struct report r = { 0 };
 	r.inversions = -1;
+	int pidfd = -1;
+#ifdef SYS_pidfd_open
+	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+#endif
 
 	if (opt.interval <= 0) {
-		take_snap(&src, cur);
+		r.gone = has_exited(pid, pidfd, &src);
+		snap_or_die(&src, cur);
 		build(&r, cur, NULL);
 		print_report(out, &r);
 		close_output(out, 1);
@@ -1025,21 +1184,19 @@ watch(long pid)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL); /* no SA_RESTART: poll returns */
 	sigaction(SIGTERM, &sa, NULL);
-	int pidfd = -1;
-#ifdef SYS_pidfd_open
-	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-#endif
 	bool tty = !opt.json && isatty(fileno(out));
 	for (;;) {
-		bool gone = has_exited(pid, pidfd, &src);
-		take_snap(&src, cur);
+		/* Gone: a last report, which says so (the object of a
+		 * process killed still says it runs). */
+		r.gone = has_exited(pid, pidfd, &src);
+		snap_or_die(&src, cur);
 		if (tty)
 			fputs("\033[H\033[2J", out);
 		else if (prev && !opt.json)
 			fputs("\n", out);
 		build(&r, cur, prev);
 		print_report(out, &r);
-		if (gone || interrupted)
+		if (r.gone || interrupted)
 			break;
 		/* Wait for the interval, the process's exit, or SIGINT. */
 		uint64_t until = plx_clock_ns(CLOCK_MONOTONIC) +
@@ -1345,12 +1502,16 @@ run(char **argv)
 			have_early = eo == OPEN_OK;
 		}
 		if (have_early) {
-			const struct plx_header *h =
-			    (const void *)(uintptr_t)early.map;
-			uint64_t used =
-			    __atomic_load_n(&h->slots_used, __ATOMIC_ACQUIRE);
-			if (used != seen && namer_read(&namer, child))
-				seen = used;
+			struct plx_header h;
+			if (!copy_header(&h, early.map)) {
+				/* Shrunk: the end says so. */
+				munmap(
+				    (void *)(uintptr_t)early.map, early.size);
+				have_early = false;
+			} else if (h.slots_used != seen &&
+			    namer_read(&namer, child)) {
+				seen = h.slots_used;
+			}
 		}
 		if (pidfd >= 0) {
 			struct pollfd p = { pidfd, POLLIN, 0 };
@@ -1368,8 +1529,10 @@ run(char **argv)
 	struct source src;
 	enum open_result o = open_source(child, &src, why, sizeof why);
 	static struct snap sn;
-	if (o == OPEN_OK)
-		take_snap(&src, &sn);
+	if (o == OPEN_OK && !take_snap(&src, &sn)) {
+		o = OPEN_BAD;
+		snprintf(why, sizeof why, "truncated while being read");
+	}
 	if (o != OPEN_NONE)
 		shm_unlink(src.name);
 	int status;
@@ -1426,10 +1589,13 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int ch;
+	int ch, at;
 	opterr = 0;
-	while ((ch = getopt_long(
-	            argc, argv, "+:p:i:jn:s:o:hV", longopts, NULL)) != -1) {
+	/* at: the argument each call reads (options are not permuted), for
+	 * the messages. */
+	while ((at = optind,
+	           ch = getopt_long(
+	               argc, argv, "+:p:i:jn:s:o:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'p':
 			opt.pid = parse_long(optarg, 1, INT_MAX, "process id");
@@ -1483,12 +1649,21 @@ main(int argc, char **argv)
 			    "parkstat (libparkinglot) %s\n", PL_VERSION_STRING);
 			return 0;
 		case ':':
-			usage_error(
-			    "option '%s' needs an argument", argv[optind - 1]);
+			if (strncmp(argv[at], "--", 2) == 0)
+				usage_error(
+				    "option '%s' needs an argument", argv[at]);
+			usage_error("option '-%c' needs an argument", optopt);
 		default:
-			if (optopt)
+			/* A long option as typed: optopt is the letter of a
+			 * known one given an argument it takes none of
+			 * (--json=yes), 0 for an unknown one.  A short one
+			 * by its letter, which may be inside a cluster. */
+			if (strncmp(argv[at], "--", 2) != 0)
 				usage_error("invalid option '-%c'", optopt);
-			usage_error("invalid option '%s'", argv[optind - 1]);
+			if (optopt && strchr(argv[at], '='))
+				usage_error("option '%.*s' takes no argument",
+				    (int)strcspn(argv[at], "="), argv[at]);
+			usage_error("invalid option '%s'", argv[at]);
 		}
 	}
 	char **cmd = argv + optind;
@@ -1498,6 +1673,8 @@ main(int argc, char **argv)
 		usage_error("-i needs -p PID");
 	if (opt.deadlock && opt.pid)
 		usage_error("--deadlock is for a command that parkstat runs");
+	if (opt.no_preload && opt.pid)
+		usage_error("--no-preload is for a command that parkstat runs");
 	if (opt.sample >= 0 && opt.pid)
 		usage_error("--sample is for a command that parkstat runs; "
 		            "give the process %s instead",
