@@ -20,7 +20,10 @@
  * room for max_locks locks and max_edges edges (PARKINGLOT_DEADLOCK_LOCKS,
  * _EDGES): never grown, never freed, so nothing is allocated on a lock
  * path.  Nodes live in an open-addressing table keyed by address, the
- * slot being the node's id; each node heads the list of its out-edges.
+ * slot being the node's id; each node heads the list of its out-edges and
+ * that of its in-edges, both doubly linked, so that forgetting a lock
+ * (pl_lock_forget, the drop-in's destroy functions) takes the time of its
+ * own edges.
  * Edges live in a pool; each has the modes it was seen with (a bit per
  * combination of "from held for read" and "to taken for read"), and the
  * call sites of the acquisition that made it first (or added its latest
@@ -103,8 +106,9 @@ int pl__deadlock_on;
 /* ---- the graph (graph_lock) ------------------------------------------- */
 
 struct node {
-	uintptr_t addr;   /* 0: free, TOMB: deleted */
+	uintptr_t addr;   /* 0: free */
 	uint32_t out;     /* first out-edge, index + 1 (0: none) */
+	uint32_t in;      /* first in-edge, index + 1 (0: none) */
 	uint32_t seen[2]; /* search stamps, per mode of the way in */
 };
 
@@ -112,6 +116,8 @@ struct edge {
 	struct pl_deadlock_edge pub; /* from, to, tid, sites */
 	uint32_t from, to;           /* nodes, index + 1 */
 	uint32_t next;               /* next out-edge of from, or next free */
+	uint32_t prev;               /* previous out-edge of from (0: none) */
+	uint32_t next_in, prev_in;   /* the same in the in-edges of to */
 	uint32_t modes;              /* MODE_BIT()s seen */
 };
 
@@ -172,6 +178,7 @@ static __thread struct held {
 	unsigned n;    /* locks kept below */
 	unsigned over; /* locks taken past HELD_MAX, not kept */
 	bool busy;     /* inside the detector: hooks do nothing */
+	bool handling; /* in the handler, report_lock held (report) */
 	long tid;
 	struct pli_held e[HELD_MAX] __attribute__((aligned(32)));
 } me __attribute__((aligned(64)));
@@ -304,7 +311,7 @@ eh_rebuild(void)
 		__atomic_store_n(&eh[i].key, 0, __ATOMIC_RELAXED);
 	eh_tombs = 0;
 	for (size_t n = 0; n < node_cap; n++) {
-		if (nodes[n].addr <= TOMB)
+		if (nodes[n].addr == 0)
 			continue;
 		for (uint32_t x = nodes[n].out; x; x = edges[x - 1].next) {
 			struct edge *e = &edges[x - 1];
@@ -327,19 +334,19 @@ node_hash(uintptr_t a)
 }
 
 /* With graph_lock: the node of a (index + 1), created if create and
- * there is room; 0 if none. */
+ * there is room; 0 if none.  Linear probing, and no deleted slots (see
+ * node_forget): the table is at most half full, so a probe ends at a free
+ * slot. */
 static uint32_t
 node_of(uintptr_t a, bool create)
 {
-	size_t i = node_hash(a), hole = SIZE_MAX;
-	for (size_t p = 0; p < node_cap; p++) {
+	size_t i = node_hash(a);
+	for (;;) {
 		uintptr_t x = nodes[i].addr;
 		if (x == a)
 			return (uint32_t)i + 1;
 		if (x == 0)
 			break;
-		if (x == TOMB && hole == SIZE_MAX)
-			hole = i;
 		i = (i + 1) & node_mask;
 	}
 	if (!create)
@@ -352,10 +359,9 @@ node_of(uintptr_t a, bool create)
 		    max_locks);
 		return 0;
 	}
-	if (hole != SIZE_MAX)
-		i = hole;
 	nodes[i].addr = a;
 	nodes[i].out = 0;
+	nodes[i].in = 0;
 	nodes[i].seen[0] = nodes[i].seen[1] = 0;
 	nodes_live++;
 	return (uint32_t)i + 1;
@@ -573,7 +579,13 @@ add_edge(struct held *t, unsigned i, uintptr_t b, bool b_read,
 		e->to = nb;
 		e->modes = 1u << bit;
 		e->next = nodes[na - 1].out;
+		if (e->next)
+			edges[e->next - 1].prev = x;
 		nodes[na - 1].out = x;
+		e->next_in = nodes[nb - 1].in;
+		if (e->next_in)
+			edges[e->next_in - 1].prev_in = x;
+		nodes[nb - 1].in = x;
 		edges_live++;
 		eh_put(slot, a, b, x, e->modes);
 	}
@@ -1195,7 +1207,9 @@ report(const struct pl_deadlock_cycle *c)
 		format(c, false);
 	pl_deadlock_handler_t *h = handler;
 	if (h) {
+		me.handling = true;
 		h(c, report_buf, handler_arg);
+		me.handling = false;
 	} else {
 		int fd = log_path[0]
 		    ? open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
@@ -1353,9 +1367,17 @@ pl_deadlock_cycles(struct pl_deadlock_cycle *out_cycles, size_t max)
 	return n;
 }
 
+/* Under report_lock, so that a report in progress ends with the handler
+ * it began with; from within the handler, whose thread holds the lock
+ * already, at once. */
 void
 pl_deadlock_set_handler(pl_deadlock_handler_t *h, void *arg)
 {
+	if (me.handling) {
+		handler = h;
+		handler_arg = arg;
+		return;
+	}
 	pli_word_lock(&report_lock);
 	handler = h;
 	handler_arg = arg;
@@ -1368,6 +1390,70 @@ in_range(uintptr_t x, uintptr_t lo, uintptr_t hi)
 	return x >= lo && x < hi;
 }
 
+/* With graph_lock: edge x out of the graph: out of the lists of its two
+ * nodes and of the lookup table, onto the free list. */
+static void
+edge_drop(uint32_t x)
+{
+	struct edge *e = &edges[x - 1];
+	if (e->prev)
+		edges[e->prev - 1].next = e->next;
+	else
+		nodes[e->from - 1].out = e->next;
+	if (e->next)
+		edges[e->next - 1].prev = e->prev;
+	if (e->prev_in)
+		edges[e->prev_in - 1].next_in = e->next_in;
+	else
+		nodes[e->to - 1].in = e->next_in;
+	if (e->next_in)
+		edges[e->next_in - 1].prev_in = e->prev_in;
+	bool found;
+	size_t s =
+	    eh_find((uintptr_t)e->pub.from, (uintptr_t)e->pub.to, &found);
+	if (found) {
+		__atomic_store_n(&eh[s].key, TOMB, __ATOMIC_RELEASE);
+		eh_tombs++;
+	}
+	e->next = edge_free;
+	edge_free = x;
+	edges_live--;
+}
+
+/*
+ * With graph_lock: node n (index + 1) out of the graph, with its edges.
+ * Its slot is freed, and the nodes after it in its run that would no
+ * longer be found from their home slot are moved back (deletion without
+ * marks, for linear probing), their edges renumbered: so lookups stay
+ * short however many locks come and go.  The node moved into slot n - 1,
+ * if any, is one that came after it.
+ */
+static void
+node_forget(uint32_t n)
+{
+	size_t i = n - 1;
+	while (nodes[i].out)
+		edge_drop(nodes[i].out);
+	while (nodes[i].in)
+		edge_drop(nodes[i].in);
+	nodes[i].addr = 0;
+	nodes_live--;
+	for (size_t j = (i + 1) & node_mask; nodes[j].addr;
+	     j = (j + 1) & node_mask) {
+		size_t h = node_hash(nodes[j].addr);
+		/* Stays if its home is in (i, j], cyclically. */
+		if (i <= j ? i < h && h <= j : i < h || h <= j)
+			continue;
+		nodes[i] = nodes[j];
+		nodes[j].addr = 0;
+		for (uint32_t x = nodes[i].out; x; x = edges[x - 1].next)
+			edges[x - 1].from = (uint32_t)i + 1;
+		for (uint32_t x = nodes[i].in; x; x = edges[x - 1].next_in)
+			edges[x - 1].to = (uint32_t)i + 1;
+		i = j;
+	}
+}
+
 void
 pl_lock_forget(const void *addr, size_t len)
 {
@@ -1376,37 +1462,21 @@ pl_lock_forget(const void *addr, size_t len)
 	uintptr_t lo = (uintptr_t)addr;
 	uintptr_t hi = lo + len < lo ? UINTPTR_MAX : lo + len;
 	pli_word_lock(&graph_lock);
-	for (size_t n = 0; n < node_cap; n++) {
-		uintptr_t a = nodes[n].addr;
-		if (a <= TOMB)
-			continue;
-		/* The out-edges of every node: those into the range go, and
-		 * all of them if the node itself goes. */
-		bool gone = in_range(a, lo, hi);
-		for (uint32_t *link = &nodes[n].out; *link;) {
-			uint32_t x = *link;
-			struct edge *e = &edges[x - 1];
-			if (!gone && !in_range((uintptr_t)e->pub.to, lo, hi)) {
-				link = &e->next;
-				continue;
-			}
-			*link = e->next;
-			bool found;
-			size_t s = eh_find((uintptr_t)e->pub.from,
-			    (uintptr_t)e->pub.to, &found);
-			if (found) {
-				__atomic_store_n(
-				    &eh[s].key, TOMB, __ATOMIC_RELEASE);
-				eh_tombs++;
-			}
-			e->next = edge_free;
-			edge_free = x;
-			edges_live--;
+	if (hi - lo <= max_locks / 4) {
+		/* A small range (an object's locks): each of its addresses
+		 * looked up. */
+		for (uintptr_t a = lo ? lo : 1; a < hi; a++) {
+			uint32_t n = node_of(a, false);
+			if (n)
+				node_forget(n);
 		}
-		if (gone) {
-			nodes[n].addr = TOMB;
-			nodes_live--;
-		}
+	} else {
+		/* A node moved into slot n is looked at again. */
+		for (size_t n = 0; n < node_cap;)
+			if (nodes[n].addr && in_range(nodes[n].addr, lo, hi))
+				node_forget((uint32_t)n + 1);
+			else
+				n++;
 	}
 	/* Cycles through the range may be found again, for new locks. */
 	for (size_t i = 0; i < nseen;)

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 
+#include <parkinglot/deadlock.h>
 #include <parkinglot/defs.h>
 
 /* pl__deadlock_on (declared in <parkinglot/defs.h>, which tests it
@@ -40,6 +41,16 @@ pli_deadlock_checking(void)
 {
 	return __builtin_expect(
 	    __atomic_load_n(&pl__deadlock_on, __ATOMIC_RELAXED) != 0, 0);
+}
+
+/* A lock destroyed, whose memory may hold another lock next: while the
+ * detector is on, out of the graph (pl_lock_forget), so that the next
+ * lock there does not inherit its edges. */
+static inline void
+pli_deadlock_destroyed(const void *addr, size_t len)
+{
+	if (pli_deadlock_checking())
+		pl_lock_forget(addr, len);
 }
 
 #endif /* PARKINGLOT_DEADLOCK_INTERNAL_H */

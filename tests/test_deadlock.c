@@ -7,8 +7,14 @@
  * (pl_deadlock_cycles before and after: the count only grows) and the
  * reports its handler received.  The locks are globals, so that the
  * reports can name them; the call sites are functions of their own
- * (noinline), so that the reports can name those too.
+ * (noinline), so that the reports can name those too.  The drop-in's
+ * side (libparkinglot-pthread) is at the end: this program again, run
+ * with the drop-in preloaded.
  */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
+#include <threads.h>
+
 #include "testutil.h"
 
 TU_CRITERION_MAIN_SERIAL()
@@ -510,6 +516,66 @@ Test(deadlock, forget_after_reuse)
 	cr_assert(new_cycles() == 1, "new_cycles() != 1");
 }
 
+/*
+ * Locks that come and go, many times over, in a small graph (64 locks;
+ * 60 of them live at a time, at addresses taken at random from 4096, so
+ * that a lock forgotten often has others after it in its run of the
+ * table, which move back): the graph stays whole.  Each lock is taken
+ * under dl_g, then while holding the lock before it, which is older (no
+ * order is ever inverted), and forgotten 60 locks later.  Then every
+ * third live lock taken before dl_g is an inversion, each found.
+ */
+pl_mutex_t dl_g = PL_MUTEX_INITIALIZER;
+static pl_mutex_t churn[4096];
+#define CHURN_LIVE 60
+
+static void
+churn_take(pl_mutex_t *first, pl_mutex_t *second)
+{
+	pl_mutex_lock(first);
+	pl_mutex_lock(second);
+	pl_mutex_unlock(second);
+	pl_mutex_unlock(first);
+}
+
+Test(deadlock, forget_churn_keeps_the_graph)
+{
+	cr_assert(setenv("PARKINGLOT_DEADLOCK_LOCKS", "64", 1) == 0);
+	setup();
+	pl_mutex_t *live[CHURN_LIVE] = { NULL };
+	uint32_t rnd = 1;
+	for (size_t r = 0; r < 20000; r++) {
+		pl_mutex_t *x;
+		bool dup;
+		do {
+			rnd = rnd * 1103515245u + 12345u;
+			x = &churn[(rnd >> 8) % 4096];
+			dup = false;
+			for (size_t i = 0; i < CHURN_LIVE; i++)
+				dup |= live[i] == x;
+		} while (dup);
+		pl_mutex_t **slot = &live[r % CHURN_LIVE];
+		pl_mutex_t *prev = live[(r + CHURN_LIVE - 1) % CHURN_LIVE];
+		if (*slot)
+			pl_lock_forget(*slot, sizeof **slot);
+		*slot = x;
+		churn_take(&dl_g, x);
+		if (prev)
+			churn_take(x, prev);
+	}
+	cr_assert(new_cycles() == 0, "%zu cycles, the last:\n%s", new_cycles(),
+	    seen.text);
+	for (size_t i = 0; i < CHURN_LIVE; i += 3)
+		churn_take(live[i], &dl_g);
+	cr_assert(new_cycles() == CHURN_LIVE / 3, "%zu cycles, expected %d",
+	    new_cycles(), CHURN_LIVE / 3);
+	pl_lock_forget(churn, sizeof churn);
+	for (size_t i = 0; i < CHURN_LIVE; i += 3)
+		churn_take(live[i], &dl_g);
+	cr_assert(new_cycles() == CHURN_LIVE / 3, "%zu cycles after forgetting",
+	    new_cycles());
+}
+
 /* The other primitives are watched too: bit locks, timed locks, a
  * timed rwlock. */
 static void *
@@ -660,3 +726,363 @@ Test(deadlock, abort_mode)
 	        strstr(buf, "aborting"),
 	    "%s", buf);
 }
+
+/* A handler may call pl_deadlock_set_handler: here it puts on_cycle in
+ * its place at its first report, and the next report goes to on_cycle.
+ * In a child, whose hang ends with SIGALRM. */
+static int first_calls;
+
+static void
+first_only(const struct pl_deadlock_cycle *c, const char *report, void *arg)
+{
+	(void)c;
+	(void)report;
+	(void)arg;
+	first_calls++;
+	pl_deadlock_set_handler(on_cycle, NULL);
+}
+
+static void
+handler_replaces_itself(void *arg)
+{
+	(void)arg;
+	pl_deadlock_set_handler(first_only, NULL);
+	take_ab(NULL);
+	take_ba(NULL); /* a -> b -> a: to first_only */
+	take_bc(NULL);
+	take_ca(NULL); /* a -> b -> c -> a: to on_cycle */
+	fprintf(
+	    stderr, "first_only %d, on_cycle %d\n", first_calls, seen.reports);
+}
+
+Test(deadlock, handler_may_set_the_handler)
+{
+	setup();
+	char buf[512];
+	int status =
+	    tu_run_child(handler_replaces_itself, NULL, 10, buf, sizeof buf);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == TU_CHILD_RETURNED,
+	    "status %#x (SIGALRM: it hung), stderr:\n%s", status, buf);
+	cr_assert(strcmp(buf, "first_only 1, on_cycle 1\n") == 0, "%s", buf);
+}
+
+#if !defined(__SANITIZE_THREAD__)
+/*
+ * The drop-in.  Each test runs this program again in a forked child, with
+ * the drop-in preloaded ($DROPIN, which make check sets) and
+ * PARKINGLOT_DEADLOCK=report; the constructor below sees
+ * PL_TEST_DROPIN_CASE and runs that case, plain pthread and C11 calls
+ * that the drop-in serves, instead of the suite.  A case does what must
+ * not make a cycle, then dropin_control, a real inversion (so the
+ * detector is known to be on); the parent counts the reports the child
+ * printed on stderr.
+ */
+pthread_mutex_t dlp_g = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t dlp_x = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t dlp_y = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t dlp_ctl_a = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t dlp_ctl_b = PTHREAD_MUTEX_INITIALIZER;
+pthread_rwlock_t dlp_rw = PTHREAD_RWLOCK_INITIALIZER;
+pthread_mutex_t dlp_robust[2];
+pthread_cond_t dlp_cond = PTHREAD_COND_INITIALIZER;
+/* Memory that holds one lock, then another. */
+union dlp_mem {
+	pthread_mutex_t m;
+	pthread_rwlock_t rw;
+	mtx_t c;
+} dlp_mem;
+static bool dlp_failed;
+
+/* A call of the case must return want. */
+static void
+dlp_expect(int rc, int want, const char *call)
+{
+	if (rc == want)
+		return;
+	fprintf(
+	    stderr, "%s: %d (%s), expected %d\n", call, rc, strerror(rc), want);
+	dlp_failed = true;
+}
+
+#define DLP(call, want) dlp_expect((call), (want), #call)
+
+static void
+dlp_both(pthread_mutex_t *first, pthread_mutex_t *second)
+{
+	DLP(pthread_mutex_lock(first), 0);
+	DLP(pthread_mutex_lock(second), 0);
+	DLP(pthread_mutex_unlock(second), 0);
+	DLP(pthread_mutex_unlock(first), 0);
+}
+
+static void
+dropin_control(void)
+{
+	dlp_both(&dlp_ctl_a, &dlp_ctl_b);
+	dlp_both(&dlp_ctl_b, &dlp_ctl_a);
+}
+
+/* A mutex taken under dlp_g is destroyed; a new one in its memory is
+ * taken before dlp_g.  Then a destroy that fails (EBUSY) forgets
+ * nothing: the same mutex before and after dlp_y is an inversion. */
+static void
+case_mutex_reuse(void)
+{
+	pthread_mutex_t *m = &dlp_mem.m;
+	DLP(pthread_mutex_init(m, NULL), 0);
+	dlp_both(&dlp_g, m);
+	DLP(pthread_mutex_destroy(m), 0);
+	DLP(pthread_mutex_init(m, NULL), 0);
+	dlp_both(m, &dlp_g);
+	DLP(pthread_mutex_destroy(m), 0);
+	DLP(pthread_mutex_init(m, NULL), 0);
+	DLP(pthread_mutex_lock(&dlp_y), 0);
+	DLP(pthread_mutex_lock(m), 0);
+	DLP(pthread_mutex_destroy(m), EBUSY);
+	DLP(pthread_mutex_unlock(m), 0);
+	DLP(pthread_mutex_unlock(&dlp_y), 0);
+	dlp_both(m, &dlp_y); /* reported */
+	DLP(pthread_mutex_destroy(m), 0);
+}
+
+static void
+case_rwlock_reuse(void)
+{
+	pthread_rwlock_t *l = &dlp_mem.rw;
+	DLP(pthread_rwlock_init(l, NULL), 0);
+	DLP(pthread_mutex_lock(&dlp_g), 0);
+	DLP(pthread_rwlock_wrlock(l), 0);
+	DLP(pthread_rwlock_unlock(l), 0);
+	DLP(pthread_mutex_unlock(&dlp_g), 0);
+	DLP(pthread_rwlock_destroy(l), 0);
+	DLP(pthread_rwlock_init(l, NULL), 0);
+	DLP(pthread_rwlock_wrlock(l), 0);
+	DLP(pthread_mutex_lock(&dlp_g), 0);
+	DLP(pthread_mutex_unlock(&dlp_g), 0);
+	DLP(pthread_rwlock_unlock(l), 0);
+	DLP(pthread_rwlock_destroy(l), 0);
+}
+
+static void
+case_mtx_reuse(void)
+{
+	mtx_t *c = &dlp_mem.c;
+	DLP(mtx_init(c, mtx_plain), thrd_success);
+	DLP(pthread_mutex_lock(&dlp_g), 0);
+	DLP(mtx_lock(c), thrd_success);
+	DLP(mtx_unlock(c), thrd_success);
+	DLP(pthread_mutex_unlock(&dlp_g), 0);
+	mtx_destroy(c);
+	DLP(mtx_init(c, mtx_timed), thrd_success);
+	DLP(mtx_lock(c), thrd_success);
+	DLP(pthread_mutex_lock(&dlp_g), 0);
+	DLP(pthread_mutex_unlock(&dlp_g), 0);
+	DLP(mtx_unlock(c), thrd_success);
+	mtx_destroy(c);
+}
+
+/* A condition wait that fails at once (an error-checking mutex the thread
+ * does not hold, a destroyed mutex) leaves the mutex out of the thread's
+ * held set; one that times out takes it back (dlp_x -> dlp_y, then the
+ * reverse: reported). */
+static void
+case_failed_wait(void)
+{
+	pthread_mutex_t *m = &dlp_mem.m;
+	pthread_mutexattr_t attr;
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+	DLP(pthread_mutex_init(m, &attr), 0);
+	pthread_mutexattr_destroy(&attr);
+	DLP(pthread_cond_wait(&dlp_cond, m), EPERM);
+	dlp_both(&dlp_y, m);
+	DLP(pthread_mutex_destroy(m), 0);
+	DLP(pthread_cond_wait(&dlp_cond, m), EINVAL);
+	DLP(pthread_mutex_init(m, NULL), 0);
+	dlp_both(&dlp_y, m);
+	DLP(pthread_mutex_destroy(m), 0);
+	struct timespec past = { 0, 0 };
+	DLP(pthread_mutex_lock(&dlp_x), 0);
+	DLP(pthread_cond_timedwait(&dlp_cond, &dlp_x, &past), ETIMEDOUT);
+	DLP(pthread_mutex_lock(&dlp_y), 0);
+	DLP(pthread_mutex_unlock(&dlp_y), 0);
+	DLP(pthread_mutex_unlock(&dlp_x), 0);
+	dlp_both(&dlp_y, &dlp_x); /* reported */
+}
+
+/* Relocking what the thread holds where that fails at once (EDEADLK,
+ * EBUSY) and cannot block: no edge into the lock. */
+static void
+case_relock_fails(void)
+{
+	pthread_mutex_t *m = &dlp_mem.m;
+	pthread_mutexattr_t attr;
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+	DLP(pthread_mutex_init(m, &attr), 0);
+	pthread_mutexattr_destroy(&attr);
+	DLP(pthread_mutex_lock(m), 0);
+	DLP(pthread_mutex_lock(&dlp_x), 0);
+	DLP(pthread_mutex_lock(m), EDEADLK);
+	struct timespec past = { 0, 0 };
+	DLP(pthread_mutex_timedlock(m, &past), EDEADLK);
+	DLP(pthread_mutex_trylock(m), EBUSY);
+	DLP(pthread_mutex_unlock(&dlp_x), 0);
+	DLP(pthread_mutex_unlock(m), 0);
+	DLP(pthread_mutex_destroy(m), 0);
+	pthread_rwlock_t *l = &dlp_rw;
+	DLP(pthread_rwlock_wrlock(l), 0);
+	DLP(pthread_mutex_lock(&dlp_x), 0);
+	DLP(pthread_rwlock_wrlock(l), EDEADLK);
+	DLP(pthread_rwlock_rdlock(l), EDEADLK);
+	DLP(pthread_rwlock_timedrdlock(l, &past), EDEADLK);
+	DLP(pthread_rwlock_trywrlock(l), EBUSY);
+	DLP(pthread_mutex_unlock(&dlp_x), 0);
+	DLP(pthread_rwlock_unlock(l), 0);
+	/* A process-shared one is glibc's. */
+	pthread_rwlockattr_t rwattr;
+	pthread_rwlockattr_init(&rwattr);
+	pthread_rwlockattr_setpshared(&rwattr, PTHREAD_PROCESS_SHARED);
+	l = &dlp_mem.rw;
+	DLP(pthread_rwlock_init(l, &rwattr), 0);
+	pthread_rwlockattr_destroy(&rwattr);
+	DLP(pthread_rwlock_wrlock(l), 0);
+	DLP(pthread_mutex_lock(&dlp_x), 0);
+	DLP(pthread_rwlock_wrlock(l), EDEADLK);
+	DLP(pthread_rwlock_rdlock(l), EDEADLK);
+	DLP(pthread_mutex_unlock(&dlp_x), 0);
+	DLP(pthread_rwlock_unlock(l), 0);
+	DLP(pthread_rwlock_destroy(l), 0);
+}
+
+/* Robust mutexes are glibc's: re-entering a recursive one, and relocking
+ * an error-checking one (EDEADLK), make no edge either. */
+static void
+case_robust_relock(void)
+{
+	for (int type = 0; type < 2; type++) {
+		pthread_mutex_t *m = &dlp_robust[type];
+		pthread_mutexattr_t attr;
+		pthread_mutexattr_init(&attr);
+		pthread_mutexattr_settype(&attr,
+		    type ? PTHREAD_MUTEX_ERRORCHECK : PTHREAD_MUTEX_RECURSIVE);
+		pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+		DLP(pthread_mutex_init(m, &attr), 0);
+		pthread_mutexattr_destroy(&attr);
+		DLP(pthread_mutex_lock(m), 0);
+		DLP(pthread_mutex_lock(&dlp_x), 0);
+		DLP(pthread_mutex_lock(m), type ? EDEADLK : 0);
+		if (!type)
+			DLP(pthread_mutex_unlock(m), 0);
+		DLP(pthread_mutex_unlock(&dlp_x), 0);
+		DLP(pthread_mutex_unlock(m), 0);
+		DLP(pthread_mutex_destroy(m), 0);
+	}
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} dropin_cases[] = {
+	{ "mutex_reuse", case_mutex_reuse },
+	{ "rwlock_reuse", case_rwlock_reuse },
+	{ "mtx_reuse", case_mtx_reuse },
+	{ "failed_wait", case_failed_wait },
+	{ "relock_fails", case_relock_fails },
+	{ "robust_relock", case_robust_relock },
+};
+
+/* The child, before the suite's main: the case, the control, exit. */
+__attribute__((constructor)) static void
+dropin_case_main(void)
+{
+	const char *name = getenv("PL_TEST_DROPIN_CASE");
+	if (name == NULL)
+		return;
+	Dl_info info;
+	void *sym = dlsym(RTLD_DEFAULT, "pthread_mutex_lock");
+	if (sym == NULL || dladdr(sym, &info) == 0 || info.dli_fname == NULL ||
+	    strstr(info.dli_fname, "libparkinglot-pthread") == NULL) {
+		fprintf(stderr, "pthread_mutex_lock is not the drop-in's\n");
+		_exit(4);
+	}
+	for (size_t i = 0; i < sizeof dropin_cases / sizeof *dropin_cases;
+	     i++) {
+		if (strcmp(name, dropin_cases[i].name) != 0)
+			continue;
+		dropin_cases[i].fn();
+		dropin_control();
+		_exit(dlp_failed ? 5 : 0);
+	}
+	fprintf(stderr, "no case %s\n", name);
+	_exit(6);
+}
+
+static void
+dropin_exec(void *arg)
+{
+	const char *dropin = getenv("DROPIN");
+	const char *pre = getenv("LD_PRELOAD");
+	char preload[8192];
+	snprintf(preload, sizeof preload, "%s%s%s", dropin, pre ? " " : "",
+	    pre ? pre : "");
+	setenv("LD_PRELOAD", preload, 1);
+	setenv("PARKINGLOT_DEADLOCK", "report", 1);
+	unsetenv("PARKINGLOT_DEADLOCK_LOG");
+	setenv("PL_TEST_DROPIN_CASE", arg, 1);
+	execl("/proc/self/exe", "test_deadlock", (char *)NULL);
+	_exit(7);
+}
+
+/* Run the case under the drop-in: it must report want cycles, the
+ * control's among them. */
+static void
+dropin_case(const char *name, int want)
+{
+	const char *dropin = getenv("DROPIN");
+	if (dropin == NULL || access(dropin, R_OK) != 0)
+		cr_skip_test(
+		    "no drop-in built (DROPIN='%s')", dropin ? dropin : "");
+	static char buf[65536];
+	int status =
+	    tu_run_child(dropin_exec, (void *)name, 20, buf, sizeof buf);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "case %s: status %#x, stderr:\n%s", name, status, buf);
+	int reports = 0;
+	for (const char *p = buf;
+	     (p = strstr(p, "lock-order inversion")) != NULL; p++)
+		reports++;
+	cr_assert(reports == want, "case %s: %d reports, expected %d:\n%s",
+	    name, reports, want, buf);
+}
+
+Test(deadlock, dropin_destroy_forgets_the_mutex)
+{
+	dropin_case("mutex_reuse", 2);
+}
+
+Test(deadlock, dropin_destroy_forgets_the_rwlock)
+{
+	dropin_case("rwlock_reuse", 1);
+}
+
+Test(deadlock, dropin_destroy_forgets_the_mtx)
+{
+	dropin_case("mtx_reuse", 1);
+}
+
+Test(deadlock, dropin_failed_cond_wait_leaves_the_mutex_out)
+{
+	dropin_case("failed_wait", 2);
+}
+
+Test(deadlock, dropin_relock_that_fails_records_no_edge)
+{
+	dropin_case("relock_fails", 1);
+}
+
+Test(deadlock, dropin_robust_relock_records_no_edge)
+{
+	dropin_case("robust_relock", 1);
+}
+#endif

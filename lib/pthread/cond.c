@@ -95,10 +95,12 @@ mismatch(pthread_cond_t *c, pthread_mutex_t *m, bool cond_glibc)
 	                 "priority)");
 }
 
-/* deadline NULL: wait without one; clock then unused. */
+/* deadline NULL: wait without one; clock then unused.  *retaken: whether
+ * the caller holds the mutex on return, as a wait leaves it; not when the
+ * wait failed at once, for want of a mutex the caller held. */
 static int
 wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
-    const struct timespec *deadline)
+    const struct timespec *deadline, bool *retaken)
 {
 	bool cond_glibc = dc_flags(c) & DC_PSHARED;
 	int kind = dm_kind(m);
@@ -106,9 +108,13 @@ wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	if (PL_UNLIKELY(cond_glibc || mutex_glibc)) {
 		if (cond_glibc != mutex_glibc || kind == DM_DESTROYED)
 			mismatch(c, m, cond_glibc);
-		if (!deadline)
-			return REAL(pthread_cond_wait)(c, m);
-		return REAL(pthread_cond_clockwait)(c, m, clock, deadline);
+		int rc = !deadline
+		    ? REAL(pthread_cond_wait)(c, m)
+		    : REAL(pthread_cond_clockwait)(c, m, clock, deadline);
+		/* The mutex is held again after a wait, or after its owner
+		 * died (robust); any other error is from before the wait. */
+		*retaken = rc == 0 || rc == ETIMEDOUT || rc == EOWNERDEAD;
+		return rc;
 	}
 	if (kind == DM_DESTROYED)
 		return EINVAL;
@@ -116,6 +122,7 @@ wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	int rc = pli_dm_release_for_wait(m, &saved);
 	if (rc)
 		return rc;
+	*retaken = true;
 	struct timespec buf;
 	pl__park_as(PLI_KIND_PL_COND, PLI_KIND_PTHREAD_COND);
 	pl__park_as(PLI_KIND_PL_MUTEX, dm_park_kind(kind));
@@ -129,16 +136,20 @@ wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 /*
  * The deadlock detector (deadlock.h), on at run time: the mutex leaves
  * the thread's held set for the wait and joins it again after, as a lock
- * taken while the thread holds what else it held.  The wait itself (the
+ * taken while the thread holds what else it held.  A wait that fails at
+ * once (EPERM from a mutex that keeps its owner and is not the caller's,
+ * EINVAL from a destroyed one) never had it.  The wait itself (the
  * condition variable) is no lock.  pc and cfa: the call site.
  */
 static __attribute__((noinline, cold)) int
 checked_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     const struct timespec *deadline, const void *pc, const void *cfa)
 {
+	bool retaken = false;
 	pl__chk_pre_unlock_at(m, 0);
-	int rc = wait(c, m, clock, deadline);
-	pl__chk_pre_lock_at(m, 0, pc, cfa); /* retaken: nothing can fail */
+	int rc = wait(c, m, clock, deadline, &retaken);
+	if (retaken) /* nothing can fail now */
+		pl__chk_pre_lock_at(m, 0, pc, cfa);
 	return rc;
 }
 
@@ -148,7 +159,8 @@ pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 	if (PL_UNLIKELY(pli_deadlock_checking()))
 		return checked_wait(c, m, CLOCK_MONOTONIC, NULL,
 		    __builtin_return_address(0), __builtin_dwarf_cfa());
-	return wait(c, m, CLOCK_MONOTONIC, NULL);
+	bool retaken;
+	return wait(c, m, CLOCK_MONOTONIC, NULL, &retaken);
 }
 
 int
@@ -162,7 +174,8 @@ pthread_cond_timedwait(
 	if (PL_UNLIKELY(pli_deadlock_checking()))
 		return checked_wait(c, m, clock, deadline,
 		    __builtin_return_address(0), __builtin_dwarf_cfa());
-	return wait(c, m, clock, deadline);
+	bool retaken;
+	return wait(c, m, clock, deadline, &retaken);
 }
 
 int
@@ -174,5 +187,6 @@ pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	if (PL_UNLIKELY(pli_deadlock_checking()))
 		return checked_wait(c, m, clock, deadline,
 		    __builtin_return_address(0), __builtin_dwarf_cfa());
-	return wait(c, m, clock, deadline);
+	bool retaken;
+	return wait(c, m, clock, deadline, &retaken);
 }

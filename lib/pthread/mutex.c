@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/single_threaded.h>
+#include <unistd.h>
 
 #include "deadlock.h"
 #include "dropin.h"
@@ -45,8 +46,8 @@ pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 	return 0;
 }
 
-int
-pthread_mutex_destroy(pthread_mutex_t *m)
+static int
+mutex_destroy(pthread_mutex_t *m)
 {
 	int kind = dm_kind(m);
 	if (dm_is_glibc(kind))
@@ -56,6 +57,18 @@ pthread_mutex_destroy(pthread_mutex_t *m)
 		return EBUSY;
 	__atomic_store_n(&dm(m)->kind, DM_DESTROYED, __ATOMIC_RELAXED);
 	return 0;
+}
+
+/* The deadlock detector forgets a mutex destroyed (deadlock.h): a program
+ * of the drop-in has no other way to tell it that the memory may hold
+ * another lock next. */
+int
+pthread_mutex_destroy(pthread_mutex_t *m)
+{
+	int rc = mutex_destroy(m);
+	if (rc == 0)
+		pli_deadlock_destroyed(m, sizeof *m);
+	return rc;
 }
 
 static inline pthread_t
@@ -212,17 +225,25 @@ mutex_clocklock(
  * The deadlock detector (deadlock.h), on at run time: every lock and
  * unlock goes through its hooks, here rather than in the fast paths
  * below, which pay one predicted branch for it.  A mutex is known to the
- * detector by its address (its pl_mutex_t's).  Locking a recursive mutex
- * the caller owns, or unlocking it but the last time, is no acquisition
- * or release.  pc and cfa: the call site in the program.
+ * detector by its address (its pl_mutex_t's).  Locking a mutex the caller
+ * owns, of a kind that keeps its owner, is no acquisition and cannot
+ * block: a recursive mutex counts it, an error-checking one says EDEADLK
+ * (EBUSY to a trylock).  Nor is unlocking a recursive mutex but the last
+ * time a release.  pc and cfa: the call site in the program.
  */
 static bool
 relocking(pthread_mutex_t *m)
 {
 	int kind = dm_kind(m);
-	return !dm_is_glibc(kind) && kind != DM_DESTROYED &&
-	    (kind & 3) == PTHREAD_MUTEX_RECURSIVE &&
-	    owner(dm(m)) == pthread_self();
+	int type = kind & 3;
+	if (kind == DM_DESTROYED ||
+	    (type != PTHREAD_MUTEX_RECURSIVE &&
+	        type != PTHREAD_MUTEX_ERRORCHECK))
+		return false;
+	if (dm_is_glibc(kind)) /* glibc keeps the owner's thread id */
+		return __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED) ==
+		    gettid();
+	return owner(dm(m)) == pthread_self();
 }
 
 static __attribute__((noinline, cold)) int

@@ -43,6 +43,7 @@
 #include <errno.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "deadlock.h"
 #include "dropin.h"
@@ -81,12 +82,15 @@ pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *attr)
 	return 0;
 }
 
+/* The deadlock detector forgets it (deadlock.h), as pthread_mutex_destroy
+ * a mutex. */
 int
 pthread_rwlock_destroy(pthread_rwlock_t *l)
 {
-	if (is_glibc(l))
-		return REAL(pthread_rwlock_destroy)(l);
-	return 0;
+	int rc = is_glibc(l) ? REAL(pthread_rwlock_destroy)(l) : 0;
+	if (rc == 0)
+		pli_deadlock_destroyed(l, sizeof *l);
+	return rc;
 }
 
 /* How long a reader of the default kind waits behind a waiting writer
@@ -299,13 +303,26 @@ wrlock(pthread_rwlock_t *l, enum how how, clockid_t clock,
 
 /*
  * The deadlock detector (deadlock.h), on at run time: every lock and
- * unlock through its hooks, the lock known by its address.  pc and cfa:
- * the call site.
+ * unlock through its hooks, the lock known by its address.  A lock by
+ * its writer is no acquisition and cannot block (EDEADLK, EBUSY to a
+ * try): no hooks.  pc and cfa: the call site.
  */
+static bool
+writing(pthread_rwlock_t *l)
+{
+	if (is_glibc(l)) /* glibc keeps the writer's thread id */
+		return __atomic_load_n(&l->__data.__cur_writer,
+		           __ATOMIC_RELAXED) == gettid();
+	return writer(drw(l)) == me();
+}
+
 static __attribute__((noinline, cold)) int
 checked_lock(pthread_rwlock_t *l, bool rd, enum how how, clockid_t clock,
     const struct timespec *deadline, const void *pc, const void *cfa)
 {
+	if (writing(l))
+		return rd ? rdlock(l, how, clock, deadline)
+		          : wrlock(l, how, clock, deadline);
 	unsigned f = (rd ? PL_CHK_READ : 0) | (how == TRY ? PL_CHK_TRY : 0);
 	pl__chk_pre_lock_at(l, f, pc, cfa);
 	int rc = rd ? rdlock(l, how, clock, deadline)
