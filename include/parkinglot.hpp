@@ -36,10 +36,12 @@
  * (the _for calls) is measured on CLOCK_MONOTONIC from the call.  Another
  * clock's deadline is waited for on steady_clock, and a timeout is
  * reported only once that clock itself has passed it, as libstdc++ does.
- * Durations are rounded up to whole nanoseconds; a deadline at or before
- * its clock's epoch has passed, and one too far away to be counted in
- * nanoseconds (about 292 years past the epoch, or from now) is no
- * deadline at all.
+ * Durations are rounded up to whole nanoseconds; a steady_clock or
+ * system_clock deadline at or before the clock's epoch has passed, and
+ * one too far away to be counted in nanoseconds (about 292 years past the
+ * epoch, or from now) is no deadline at all.  For another clock the same
+ * holds of what is left, measured on that clock (without overflow: its
+ * time_point::min() has passed, its max() is no deadline).
  *
  * Misuse that the standard leaves undefined is reported as the C API
  * reports it, with a one-line message on stderr and abort():
@@ -56,11 +58,22 @@
 #error "<parkinglot.hpp> needs C++11 or later; C includes <parkinglot.h>"
 #endif
 
+/* The C headers' inline functions and macros use C casts, which clang's
+ * -Wold-style-cast reports wherever they are parsed (g++ does not): off
+ * for them, and for them only.  Their inline functions are parsed here,
+ * and this header expands none of their casting macros itself. */
+#ifdef __clang__
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wold-style-cast"
+#endif
 #include <parkinglot/cond.h>
 #include <parkinglot/mutex.h>
 #include <parkinglot/once.h>
 #include <parkinglot/rmutex.h>
 #include <parkinglot/rwlock.h>
+#ifdef __clang__
+#pragma clang diagnostic pop
+#endif
 
 #include <errno.h>
 #include <limits.h>
@@ -239,6 +252,47 @@ template <> struct c_clock<std::chrono::system_clock> : std::true_type {
 	}
 };
 
+/* d as To, a duration of the same period or a finer one (as
+ * std::common_type's), at To's limits where the standard's conversion
+ * would overflow. */
+template <class To, class Rep, class Period>
+inline To
+saturate_to(const std::chrono::duration<Rep, Period> &d)
+{
+	typedef typename To::rep rep;
+	typedef std::ratio_divide<Period, typename To::period> k; /* To ticks */
+	if (std::is_integral<rep>::value && k::num > 1) {
+		const rep c = static_cast<rep>(d.count());
+		const rep n = static_cast<rep>(k::num);
+		if (c > static_cast<rep>(To::max().count() / n))
+			return To::max();
+		if (c < static_cast<rep>(To::min().count() / n))
+			return To::min();
+	}
+	return std::chrono::duration_cast<To>(d);
+}
+
+/* What is left of Clock's time point tp at its time now: zero once now
+ * has reached tp, and the longest duration where tp - now would
+ * overflow.  Neither the difference nor the conversion of tp and now to
+ * their common type overflows, whatever their durations. */
+template <class Clock, class Duration>
+inline typename std::common_type<Duration, typename Clock::duration>::type
+time_left(const std::chrono::time_point<Clock, Duration> &tp,
+    const typename Clock::time_point &now)
+{
+	typedef
+	    typename std::common_type<Duration, typename Clock::duration>::type
+	        left_type;
+	left_type to = saturate_to<left_type>(tp.time_since_epoch());
+	left_type from = saturate_to<left_type>(now.time_since_epoch());
+	if (!(from < to))
+		return left_type::zero();
+	if (from < left_type::zero() && to > left_type::max() + from)
+		return left_type::max();
+	return to - from;
+}
+
 /* Acquire with try_until(clock, deadline), which returns whether it did,
  * by the time rel from now... */
 template <class Rep, class Period, class Try>
@@ -267,13 +321,17 @@ inline bool
 acquire_until(const std::chrono::time_point<Clock, Duration> &tp, Try try_until,
     std::false_type)
 {
-	typename Clock::time_point now = Clock::now();
-	do {
-		if (acquire_for(tp - now, try_until))
+	typedef
+	    typename std::common_type<Duration, typename Clock::duration>::type
+	        left_type;
+	left_type left = time_left(tp, Clock::now());
+	for (;;) {
+		if (acquire_for(left, try_until))
 			return true;
-		now = Clock::now();
-	} while (now < tp);
-	return false;
+		left = time_left(tp, Clock::now());
+		if (!(left > left_type::zero()))
+			return false;
+	}
 }
 
 /* pl_rmutex_timedlock with the deadline on clock: pl_rmutex_t's inline
@@ -411,12 +469,12 @@ public:
 	void
 	lock()
 	{
-		/* Free or owned by this thread: taken here, in one inline
-		 * attempt.  Otherwise another thread owns it (wait for it), or
-		 * the count is at its maximum. */
-		if (PL_LIKELY(pl_rmutex_trylock(&m_)))
-			return;
-		if (pl_rmutex_is_owned(&m_))
+		/* The owner at the maximum count: the standard's error, where
+		 * pl_rmutex_lock would abort.  Otherwise pl_rmutex_lock itself
+		 * (not a try first), so that a checked build records the lock
+		 * as the blocking one it is, with its lock-order edges. */
+		if (PL_UNLIKELY(
+		        pl_rmutex_is_owned(&m_) && m_.count == UINT_MAX))
 			detail::throw_system_error(
 			    std::errc::resource_unavailable_try_again,
 			    "pl::recursive_mutex::lock", &m_);
@@ -740,11 +798,14 @@ private:
 	until(std::unique_lock<mutex> &lock,
 	    const std::chrono::time_point<Clock, Duration> &tp, std::false_type)
 	{
-		if (wait_for(lock, tp - Clock::now()) ==
+		typedef typename std::common_type<Duration,
+		    typename Clock::duration>::type left_type;
+		if (wait_for(lock, detail::time_left(tp, Clock::now())) ==
 		    std::cv_status::no_timeout)
 			return std::cv_status::no_timeout;
-		return Clock::now() < tp ? std::cv_status::no_timeout
-		                         : std::cv_status::timeout;
+		return detail::time_left(tp, Clock::now()) > left_type::zero()
+		    ? std::cv_status::no_timeout
+		    : std::cv_status::timeout;
 	}
 
 	pl_cond_t c_;

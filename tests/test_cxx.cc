@@ -16,10 +16,11 @@
 //                      three) pl locks in opposite orders in two threads,
 //                      many times: no deadlock; std::try_lock's result
 //   *_timed            every timed call of each lock with steady_clock,
-//                      system_clock and two clocks of the test's own (one
-//                      slower than steady_clock): a deadline that passes
-//                      returns false, never early; a free lock is taken
-//                      whatever the deadline; a waiter with a far
+//                      system_clock and clocks of the test's own (one
+//                      slower than steady_clock, and two whose min() and
+//                      max() overflow a plain tp - now): a deadline that
+//                      passes returns false, never early; a free lock is
+//                      taken whatever the deadline; a waiter with a far
 //                      deadline (also "never") gets the lock when freed
 //   recursive_mutex_*  recursion, the count's overflow (std::system_error),
 //                      and unlock by a thread that does not own it (abort,
@@ -27,9 +28,10 @@
 //   cv_*, cv_any_*     pl::condition_variable and std::condition_variable_any
 //                      over pl locks: ping-pong, a bounded queue, a
 //                      broadcast, timeouts on both clocks (cv_status and
-//                      predicate forms), a notification before the deadline
-//                      returning no_timeout, and a wait without the lock
-//                      (abort)
+//                      predicate forms), the extreme time points of clocks
+//                      of the test's own, a notification before the
+//                      deadline returning no_timeout, and a wait without
+//                      the lock (abort)
 //   call_once_*        arguments and INVOKE, an exception leaving the flag
 //                      unset, exactly one returning call under contention,
 //                      a recursive call (abort)
@@ -39,15 +41,32 @@
 //                      over pl::mutex, pl::recursive_mutex and
 //                      pl::shared_mutex's writers, through the member
 //                      functions
+//   checked_*          in the checked build (test_cxx20, built with
+//                      -DPL_CHECKED; test_cxx11 and 17 run the plain
+//                      inline paths):
+//                      the deadlock detector sees each type's lock() as
+//                      a blocking lock, and reports an inversion taken
+//                      through std::lock_guard
 //
 // Threads never call cr_assert: they count what they saw and the test's
 // thread checks.  Every wait is bounded: threads that do not finish in
 // time fail the test and are left behind.  No sleep synchronizes: the
 // waits poll a condition (a thread parked, a flag set).
+//
+// test_cxx20 is a checked build, as a program that looks for lock-order
+// inversions is (<parkinglot/deadlock.h>): the hooks cost a load each
+// while the detector is off, which it is except in the checked_* tests.
 #include <parkinglot.hpp>
 
 #include "testutil.h"
 
+#ifdef PL_CHECKED
+// conform.h passes a bit lock's three arguments through one macro,
+// which the checked build's pl_bitlock*_timedlock macros cannot take:
+// its bit locks (not tested here) call the functions themselves.
+#undef pl_bitlock_timedlock
+#undef pl_bitlock8_timedlock
+#endif
 #define CONFORM_FAIL(...) cr_assert_fail(__VA_ARGS__)
 #include "conform.h"
 
@@ -228,6 +247,45 @@ struct slow_clock {
 		    2);
 	}
 };
+
+// Two clocks whose extreme time points overflow a plain tp - now: one
+// that counts nanoseconds since boot (steady_clock's time), whose min() is
+// long past, and one 2^62 ns behind it, whose time is negative, so that
+// its max() is further away than any count of nanoseconds.
+struct boot_clock {
+	typedef nanoseconds duration;
+	typedef duration::rep rep;
+	typedef duration::period period;
+	typedef std::chrono::time_point<boot_clock> time_point;
+	static constexpr bool is_steady = true;
+
+	static time_point
+	now() noexcept
+	{
+		return time_point(duration_cast<nanoseconds>(
+		    steady_clock::now().time_since_epoch()));
+	}
+};
+
+struct negative_clock {
+	typedef nanoseconds duration;
+	typedef duration::rep rep;
+	typedef duration::period period;
+	typedef std::chrono::time_point<negative_clock> time_point;
+	static constexpr bool is_steady = true;
+
+	static time_point
+	now() noexcept
+	{
+		return time_point(boot_clock::now().time_since_epoch() -
+		    nanoseconds(INT64_C(1) << 62));
+	}
+};
+
+// (Which clang's -Wunused-const-variable wants used.)
+static_assert(offset_clock::is_steady && slow_clock::is_steady &&
+        boot_clock::is_steady && negative_clock::is_steady,
+    "the test's clocks are steady");
 
 // The operations of one side of a lock, for the tests that run on both.
 struct excl {
@@ -983,6 +1041,12 @@ check_timed(L &l, const char *lname)
 	TAKEN(Side::try_until(l, slow_clock::now() + milliseconds(10)));
 	TAKEN(Side::try_until(
 	    l, time_point<system_clock, seconds>(seconds(4000000000LL))));
+	TAKEN(Side::try_until(l, boot_clock::time_point::min()));
+	TAKEN(Side::try_until(l, boot_clock::time_point::max()));
+	TAKEN(Side::try_until(l, negative_clock::time_point::min()));
+	TAKEN(Side::try_until(l, negative_clock::time_point::max()));
+	TAKEN(Side::try_until(l, time_point<boot_clock, hours>::min()));
+	TAKEN(Side::try_until(l, time_point<negative_clock, hours>::max()));
 #undef TAKEN
 	cr_assert(n > 0 && !is_held(l));
 
@@ -1036,6 +1100,12 @@ check_timed(L &l, const char *lname)
 		cr_assert(
 		    !Side::try_until(l, system_clock::now() - seconds(1)));
 		cr_assert(!Side::try_until(l, offset_clock::now() - hours(1)));
+		// Long past, though tp - now overflows: also at once.
+		cr_assert(!Side::try_until(l, boot_clock::time_point::min()));
+		cr_assert(
+		    !Side::try_until(l, time_point<boot_clock, hours>::min()));
+		cr_assert(
+		    !Side::try_until(l, negative_clock::time_point::min()));
 		cr_assert(ms_since(t0) < 1000,
 		    "%s, %s: past deadlines took %lld ms", lname, side,
 		    ms_since(t0));
@@ -1097,6 +1167,21 @@ check_far_deadlines(L &l, const char *lname)
 	check_far_deadline<Side>(l, lname, "until slow_clock + 10 s", [](L &x) {
 		return Side::try_until(x, slow_clock::now() + seconds(10));
 	});
+	// Further than any count of nanoseconds: no deadline, though
+	// tp - now overflows.
+	check_far_deadline<Side>(
+	    l, lname, "until negative_clock max", [](L &x) {
+		    return Side::try_until(
+		        x, negative_clock::time_point::max());
+	    });
+	check_far_deadline<Side>(l, lname, "until boot_clock max", [](L &x) {
+		return Side::try_until(x, boot_clock::time_point::max());
+	});
+	check_far_deadline<Side>(
+	    l, lname, "until boot_clock max in hours", [](L &x) {
+		    return Side::try_until(
+		        x, time_point<boot_clock, hours>::max());
+	    });
 }
 
 } // namespace
@@ -1778,6 +1863,62 @@ Test(cxx, cv_any_notified_before_the_deadline)
 	    "condition_variable_any, pl::recursive_mutex", false);
 }
 
+// The extreme time points of clocks whose tp - now overflows: min() has
+// passed (a timeout at once, with the mutex), max() is no deadline (the
+// waiter parks until notified).  In a thread of its own, so that a wait
+// that does not time out is bounded: this thread then stops it.
+Test(cxx, cv_user_clock_extremes)
+{
+	// Static: a thread left behind writes to no frame that is gone.
+	static pl::condition_variable cv;
+	static pl::mutex m;
+	static std::atomic<bool> stop(false), flag(false);
+	static std::atomic<int> timeouts(0), result(-1);
+	team past;
+	past.spawn([] {
+		std::unique_lock<pl::mutex> lk(m);
+		auto stopped = [] { return stop.load(); };
+		timeouts += cv.wait_until(lk, boot_clock::time_point::min()) ==
+		    std::cv_status::timeout;
+		timeouts +=
+		    cv.wait_until(lk, time_point<boot_clock, hours>::min()) ==
+		    std::cv_status::timeout;
+		timeouts +=
+		    cv.wait_until(lk, negative_clock::time_point::min()) ==
+		    std::cv_status::timeout;
+		timeouts +=
+		    !cv.wait_until(lk, boot_clock::time_point::min(), stopped);
+		timeouts += lk.owns_lock();
+	});
+	bool in_time = past.finish(wait_limit);
+	if (!in_time) {
+		stop = true;
+		cv.notify_all();
+	}
+	cr_assert(in_time && timeouts == 5,
+	    "past deadlines: %d of 5 timed out at once", timeouts.load());
+
+	team far;
+	far.spawn([] {
+		std::unique_lock<pl::mutex> lk(m);
+		result = cv.wait_until(lk, negative_clock::time_point::max(),
+		    [] { return flag.load(); });
+	});
+	bool parked = conform_wait_parked(cv.native_handle(), 1);
+	if (parked) {
+		std::lock_guard<pl::mutex> g(m);
+		flag = true;
+		cv.notify_one();
+	} else {
+		flag = true; // the waiter may not release m
+		cv.notify_all();
+	}
+	cr_assert(parked, "negative_clock max: the waiter did not wait");
+	cr_assert(far.finish(wait_limit) && result == 1,
+	    "negative_clock max: returned %d", result.load());
+	cr_assert(!is_held(m));
+}
+
 Test(cxx, cv_notify_with_nobody_waiting_touches_nothing)
 {
 	static pl::condition_variable cv;
@@ -2199,3 +2340,66 @@ Test(cxx, conform_mutex_exclusion_fair)
 }
 CXX_CONFORM_TESTS(rmutex)
 CXX_CONFORM_TESTS(shared)
+
+// ---------------------------------------------------------------------
+// A checked build: the deadlock detector sees each type's lock() as the
+// blocking lock it is, and records its lock-order edges.  Not under
+// ThreadSanitizer, which reports the inversion itself (tests/test_deadlock
+// turns that off for its whole program; this suite keeps it on).
+
+#if defined(PL_CHECKED) && !defined(__SANITIZE_THREAD__)
+namespace
+{
+
+void
+quiet_report(const struct pl_deadlock_cycle *, const char *, void *)
+{
+}
+
+// The cycles found for a and b taken in one order, then in the other, by
+// one thread (which never blocks).
+template <class L>
+size_t
+inversions_found(L &a, L &b)
+{
+	size_t before = pl_deadlock_cycles(NULL, 0);
+	{
+		std::lock_guard<L> ga(a);
+		std::lock_guard<L> gb(b);
+	}
+	{
+		std::lock_guard<L> gb(b);
+		std::lock_guard<L> ga(a);
+	}
+	return pl_deadlock_cycles(NULL, 0) - before;
+}
+
+} // namespace
+
+Test(cxx, checked_lock_records_lock_order)
+{
+	static pl::mutex m1, m2;
+	static pl::recursive_mutex r1, r2;
+	static pl::shared_mutex s1, s2;
+	cr_assert(pl_deadlock_set(PL_DEADLOCK_REPORT) == 0);
+	pl_deadlock_set_handler(quiet_report, NULL);
+	size_t found_m = inversions_found(m1, m2);
+	size_t found_r = inversions_found(r1, r2);
+	size_t found_s = inversions_found(s1, s2);
+	// Taken again by its owner: no lock-order edge of its own.
+	size_t before = pl_deadlock_cycles(NULL, 0);
+	r1.lock();
+	r1.lock();
+	r1.unlock();
+	r1.unlock();
+	size_t found_again = pl_deadlock_cycles(NULL, 0) - before;
+	pl_deadlock_set(PL_DEADLOCK_OFF);
+	pl_deadlock_set_handler(NULL, NULL);
+	cr_assert(found_m == 1 && found_r == 1 && found_s == 1,
+	    "inversions found: pl::mutex %zu, pl::recursive_mutex %zu, "
+	    "pl::shared_mutex %zu",
+	    found_m, found_r, found_s);
+	cr_assert(found_again == 0, "a recursive lock: %zu", found_again);
+	cr_assert(!is_held(r1) && !is_held(r2) && all_zero(r1));
+}
+#endif
