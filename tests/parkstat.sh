@@ -82,6 +82,30 @@ wait_file() {
 		sleep 0.05
 	done
 }
+# lines FILE PATTERN: how many lines of FILE match.
+lines() { cat "$1" 2>/dev/null | grep -c "$2"; }
+# wait_lines FILE PATTERN N: wait (at most 20 s) until N lines match.
+wait_lines() {
+	i=0
+	while test "$(lines "$1" "$2")" -lt "$3"; do
+		i=$((i + 1))
+		test $i -gt 400 && return 1
+		sleep 0.05
+	done
+}
+# await PID: wait (at most 10 s, then SIGKILL) for PID to end; its status.
+await() {
+	i=0
+	while kill -0 "$1" 2>/dev/null; do
+		i=$((i + 1))
+		if test $i -gt 100; then
+			kill -KILL "$1"
+			break
+		fi
+		sleep 0.1
+	done
+	wait "$1"
+}
 
 for prog in "$PARKSTAT" "$CONTENDED"; do
 	if test ! -x "$prog"; then
@@ -371,23 +395,9 @@ check "... of a running process" grep -q "^parkstat: process $live running;" "$t
 "$PARKSTAT" -p "$live" -i 0.2 >"$tmp/i.txt" 2>"$tmp/i.err" &
 watcher=$!
 bg_pids="$bg_pids $watcher"
-i=0
-while test "$(grep -c '^parkstat: process' "$tmp/i.txt")" -lt 2 &&
-	test $i -lt 400; do
-	i=$((i + 1))
-	sleep 0.05
-done
+wait_lines "$tmp/i.txt" '^parkstat: process' 2
 kill -INT "$watcher"
-i=0
-while kill -0 "$watcher" 2>/dev/null; do
-	i=$((i + 1))
-	if test $i -gt 100; then
-		kill -KILL "$watcher"
-		break
-	fi
-	sleep 0.1
-done
-wait "$watcher"
+await "$watcher"
 status=$?
 show "$tmp/i.err"
 reports=$(grep -c '^parkstat: process' "$tmp/i.txt")
@@ -437,43 +447,26 @@ wait "$live"
 # counters go to 0, then the resets count changes, while the tables
 # still hold the figures from before.
 
-# lines FILE PATTERN: how many lines of FILE match.
-lines() { cat "$1" 2>/dev/null | grep -c "$2"; }
-# wait_lines FILE PATTERN N: wait (at most 20 s) until N lines match.
-wait_lines() {
-	i=0
-	while test "$(lines "$1" "$2")" -lt "$3"; do
-		i=$((i + 1))
-		test $i -gt 400 && return 1
-		sleep 0.05
-	done
-}
-# await PID: wait (at most 10 s, then SIGKILL) for PID to end; its status.
-await() {
-	i=0
-	while kill -0 "$1" 2>/dev/null; do
-		i=$((i + 1))
-		if test $i -gt 100; then
-			kill -KILL "$1"
-			break
-		fi
-		sleep 0.1
-	done
-	wait "$1"
-}
 # header_u32 FILE OFFSET: a 32-bit field of the header (lib/export.h).
 header_u32() { od -An -t u4 -j "$2" -N 4 "$1" | tr -d ' '; }
 
-PARKINGLOT_STATS=1 "$CONTENDED" --live 30 <"$tmp/fifo" >/dev/null &
-live=$!
-bg_pids="$bg_pids $live"
-exec 5>"$tmp/fifo"
-obj=/dev/shm/parkinglot.$live
-wait_file "$obj"
-"$PARKSTAT" -p "$live" -i 0.2 >"$tmp/r.txt" 2>"$tmp/r.err" &
-watcher=$!
-bg_pids="$bg_pids $watcher"
-wait_lines "$tmp/r.txt" '^parkstat: process' 2
+# watch_live NAME N: a live contended (live, its object obj, its stdin
+# the fifo on fd 5) watched by parkstat -p -i 0.2 (watcher, writing
+# $tmp/NAME.txt and .err) until N reports are out.
+watch_live() {
+	PARKINGLOT_STATS=1 "$CONTENDED" --live 30 <"$tmp/fifo" >/dev/null &
+	live=$!
+	bg_pids="$bg_pids $live"
+	exec 5>"$tmp/fifo"
+	obj=/dev/shm/parkinglot.$live
+	wait_file "$obj"
+	"$PARKSTAT" -p "$live" -i 0.2 >"$tmp/$1.txt" 2>"$tmp/$1.err" &
+	watcher=$!
+	bg_pids="$bg_pids $watcher"
+	wait_lines "$tmp/$1.txt" '^parkstat: process' "$2"
+}
+
+watch_live r 2
 i=0
 while :; do
 	run "$PARKSTAT" -p "$live" --json >"$tmp/before.json" 2>/dev/null
@@ -558,16 +551,7 @@ rm -f "$obj"
 exec 5>&-
 
 # An object truncated under parkstat: an error, not SIGBUS.
-PARKINGLOT_STATS=1 "$CONTENDED" --live 30 <"$tmp/fifo" >/dev/null &
-live=$!
-bg_pids="$bg_pids $live"
-exec 5>"$tmp/fifo"
-obj=/dev/shm/parkinglot.$live
-wait_file "$obj"
-"$PARKSTAT" -p "$live" -i 0.2 >"$tmp/t.txt" 2>"$tmp/t.err" &
-watcher=$!
-bg_pids="$bg_pids $watcher"
-wait_lines "$tmp/t.txt" '^parkstat: process' 1
+watch_live t 1
 kill -STOP "$live"
 dd if=/dev/null of="$obj" bs=4096 seek=1 2>/dev/null
 await "$watcher"

@@ -806,6 +806,17 @@ dlp_expect(int rc, int want, const char *call)
 
 #define DLP(call, want) dlp_expect((call), (want), #call)
 
+/* m as an error-checking mutex. */
+static void
+dlp_errorcheck_init(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t attr;
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+	DLP(pthread_mutex_init(m, &attr), 0);
+	pthread_mutexattr_destroy(&attr);
+}
+
 static void
 dlp_both(pthread_mutex_t *first, pthread_mutex_t *second)
 {
@@ -889,11 +900,7 @@ static void
 case_failed_wait(void)
 {
 	pthread_mutex_t *m = &dlp_mem.m;
-	pthread_mutexattr_t attr;
-	pthread_mutexattr_init(&attr);
-	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
-	DLP(pthread_mutex_init(m, &attr), 0);
-	pthread_mutexattr_destroy(&attr);
+	dlp_errorcheck_init(m);
 	DLP(pthread_cond_wait(&dlp_cond, m), EPERM);
 	dlp_both(&dlp_y, m);
 	DLP(pthread_mutex_destroy(m), 0);
@@ -916,11 +923,7 @@ static void
 case_relock_fails(void)
 {
 	pthread_mutex_t *m = &dlp_mem.m;
-	pthread_mutexattr_t attr;
-	pthread_mutexattr_init(&attr);
-	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
-	DLP(pthread_mutex_init(m, &attr), 0);
-	pthread_mutexattr_destroy(&attr);
+	dlp_errorcheck_init(m);
 	DLP(pthread_mutex_lock(m), 0);
 	DLP(pthread_mutex_lock(&dlp_x), 0);
 	DLP(pthread_mutex_lock(m), EDEADLK);

@@ -206,6 +206,18 @@ exit_handler(int sig)
 	pthread_exit((void *)(uintptr_t)0x51);
 }
 
+/* handler for sig (the old action in *old), with libgcc_s loaded first. */
+static void
+install_exit_handler(int sig, void (*handler)(int), struct sigaction *old)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = handler;
+	sigemptyset(&sa.sa_mask);
+	cr_assert(sigaction(sig, &sa, old) == 0);
+	tu_join(tu_spawn(exit_at_once, NULL));
+}
+
 /* A thread parked at the head of pool[0]'s queue, with another behind it
  * and a third on a colliding address, is cancelled asynchronously. */
 Test(exit, async_cancel_while_parked)
@@ -276,12 +288,8 @@ Test(exit, async_cancel_in_mutex_lock)
 Test(exit, pthread_exit_from_signal_handler_while_parked)
 {
 	pl_mutex_t *a = &pool[0], *b = colliding_mutex(a);
-	struct sigaction sa, old;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = exit_handler;
-	sigemptyset(&sa.sa_mask);
-	cr_assert(sigaction(SIGUSR1, &sa, &old) == 0);
-	tu_join(tu_spawn(exit_at_once, NULL));
+	struct sigaction old;
+	install_exit_handler(SIGUSR1, exit_handler, &old);
 	struct lot_state before;
 	lot_state_before(&before, a);
 
@@ -366,12 +374,8 @@ rearm_then_exit(bool bitlock, bool free)
 	static uintptr_t word = 0x1; /* a caller's bit beside the lock */
 	pl_mutex_t *m = &pool[0], *b = colliding_mutex(m);
 	void *addr = bitlock ? (void *)&word : (void *)m;
-	struct sigaction sa, old;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = rearm_exit_handler;
-	sigemptyset(&sa.sa_mask);
-	cr_assert(sigaction(SIGUSR2, &sa, &old) == 0);
-	tu_join(tu_spawn(exit_at_once, NULL));
+	struct sigaction old;
+	install_exit_handler(SIGUSR2, rearm_exit_handler, &old);
 	struct lot_state before;
 	lot_state_before(&before, addr);
 
