@@ -156,12 +156,36 @@ struct victim {
 	pl_mutex_t *lock; /* if set: pl_mutex_lock it instead of pl_park */
 	bool async_cancel;
 	int returned; /* atomic: the call returned (it must not) */
+	pid_t tid;    /* atomic */
 };
+
+static bool
+victim_asleep(void *arg)
+{
+	struct victim *v = arg;
+	return tu_thread_in_futex(__atomic_load_n(&v->tid, __ATOMIC_ACQUIRE));
+}
+
+/*
+ * Queued on addr (n there) and asleep in the futex.  The lot covers a
+ * thread that ends while it sleeps (lib/parkinglot.c, self_destroy): one
+ * cancelled asynchronously between its enqueue and its sleep may end
+ * before the park's cleanup handler is pushed, a window that TSan's slow
+ * instrumentation widens enough for the test to land in (the mutex left
+ * PARKED, or a stack record still queued: 4 and 5 runs in 12).
+ */
+#define ASSERT_ASLEEP(v, addr, n)                                              \
+	do {                                                                   \
+		ASSERT_PARKED((addr), (n));                                    \
+		cr_assert(tu_wait_until(victim_asleep, (v), TU_WAIT_NS),       \
+		    "the victim did not sleep in the futex");                  \
+	} while (0)
 
 static void *
 victim_main(void *arg)
 {
 	struct victim *v = arg;
+	tu_store_tid(&v->tid);
 	if (v->async_cancel) {
 		int old;
 		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old);
@@ -184,9 +208,9 @@ park_victims(struct victim *v, pthread_t *t, const pl_mutex_t *a, size_t n_a,
 	for (size_t i = 0; i <= n_a; i++) {
 		bool on_b = i == n_a;
 		v[i] = (struct victim){ on_b ? (const void *)b : a, i + 1, NULL,
-			(int)i == async_one, 0 };
+			(int)i == async_one, 0, 0 };
 		t[i] = tu_spawn(victim_main, &v[i]);
-		ASSERT_PARKED(v[i].addr, on_b ? 1 : i + 1);
+		ASSERT_ASLEEP(&v[i], v[i].addr, on_b ? 1 : i + 1);
 	}
 }
 
@@ -267,9 +291,9 @@ Test(exit, async_cancel_in_mutex_lock)
 	lot_state_before(&before, m);
 
 	pl_mutex_lock(m);
-	struct victim dead = { NULL, 0, m, true, 0 };
+	struct victim dead = { NULL, 0, m, true, 0, 0 };
 	pthread_t td = tu_spawn(victim_main, &dead);
-	ASSERT_PARKED(m, 1);
+	ASSERT_ASLEEP(&dead, m, 1);
 	cr_assert(pthread_cancel(td) == 0);
 	cr_assert(tu_join(td) == PTHREAD_CANCELED);
 	cr_assert(
@@ -549,7 +573,7 @@ cancel_stack_parker(void *arg)
 	(void)arg;
 	size_t live = pli_lot_live_threads();
 	pli_alloc_fail_hook = fail_every_allocation;
-	struct victim v = { addr, 0, NULL, true, 0 };
+	struct victim v = { addr, 0, NULL, true, 0, 0 };
 	pthread_t t;
 	if (tu_spawn_raw(&t, victim_main, &v) != 0)
 		_exit(4);
@@ -585,9 +609,9 @@ Test(exit, mutex_waiter_with_its_record_on_its_stack_cancelled)
 	pl_mutex_lock(m);
 	size_t live = pli_lot_live_threads();
 	pli_alloc_fail_hook = fail_every_allocation;
-	struct victim v = { NULL, 0, m, true, 0 };
+	struct victim v = { NULL, 0, m, true, 0, 0 };
 	pthread_t t = tu_spawn(victim_main, &v);
-	ASSERT_PARKED(m, 1);
+	ASSERT_ASLEEP(&v, m, 1);
 	pli_alloc_fail_hook = NULL;
 	cr_assert(pli_lot_live_threads() == live, "the victim has a record");
 	cr_assert(pthread_cancel(t) == 0);
