@@ -44,6 +44,19 @@
  * A waiter therefore only ever reaches the queue of its own mutex, and m
  * is written only while one of its waiters is parked.
  *
+ * Other locks.  A waiter of pl_cond_clockwait_any holds a lock the
+ * library does not know: it parks with the token ANY_LOCK (1, the
+ * address of no pl_mutex_t), releases the lock with the caller's unlock
+ * in before_sleep, as a mutex waiter does its mutex, and takes it back
+ * with the caller's relock.  Such a waiter is woken, never moved: when
+ * the head's token is ANY_LOCK, a signal wakes the head and a broadcast
+ * every ANY_LOCK waiter, in one pl_unpark_filter under c's bucket lock,
+ * which also clears the byte when the queue is left empty (wake_any).
+ * The guess works as above: a head with another token sends the loop
+ * to the requeue, and wake_validate sends a head with ANY_LOCK back.  No
+ * lock byte is touched for these waiters at all; the argument for the
+ * byte is the mutex waiters'.
+ *
  * Why no wakeup is lost.  A signal that finds the byte set runs the
  * requeue until it has acted on the head waiter or seen the queue empty,
  * both under c's bucket lock; a retry happens only when the head changed
@@ -96,9 +109,19 @@ pl_cond_init(pl_cond_t *c)
 	__atomic_store_n(&c->state, 0, __ATOMIC_RELAXED);
 }
 
+/* The park token of a waiter whose lock is not a pl_mutex_t
+ * (pl_cond_clockwait_any): no pl_mutex_t lives at address 1. */
+#define ANY_LOCK ((uintptr_t)1)
+
+/* m, or, when m is NULL, a lock of another kind: lock, with the caller's
+ * unlock and relock. */
 struct wait_ctx {
 	pl_cond_t *c;
 	pl_mutex_t *m;
+	void *lock;
+	void (*unlock)(void *lock);
+	int (*relock)(void *lock);
+	int relocked;  /* relock's result */
 	bool on_mutex; /* timed out after a signal had moved us onto m */
 };
 
@@ -113,7 +136,11 @@ wait_validate(void *ctx)
 static void
 wait_before_sleep(void *ctx)
 {
-	pl_mutex_unlock(((struct wait_ctx *)ctx)->m);
+	struct wait_ctx *w = ctx;
+	if (w->m)
+		pl_mutex_unlock(w->m);
+	else
+		w->unlock(w->lock);
 }
 
 /* Bucket of addr locked.  addr is c, or our own mutex if a signal moved
@@ -136,20 +163,30 @@ wait_timed_out(void *ctx, const void *addr, bool was_last)
 static pl_unpark_result_t wake(
     pl_cond_t *c, bool all, bool pass_on, const char *func);
 
-/* Lock m again after the wait.  A waiter that an unlock of m woke from
- * m's queue with PLI_TOKEN_REARM (a signal had moved it there, and others
- * stay queued with P clear: lib/twobit.c) sets P again and, should it
- * lose m to a barging thread, parks at its turn in m's queue
+/* Lock m again after the wait.  A waiter that an unlock of m handed it to
+ * (PL_UNPARK_TOKEN_HANDOFF) holds it already.  One that an unlock of m
+ * woke from m's queue with PLI_TOKEN_REARM (a signal had moved it there,
+ * and others stay queued with P clear: lib/twobit.c) sets P again and,
+ * should it lose m to a barging thread, parks at its turn in m's queue
  * (pli_mutex_lock_woken).  Any other waiter locks m as any thread does:
  * woken from c, it never was in m's queue; and a token without the
- * re-arm left nobody queued on m behind it. */
+ * re-arm left nobody queued on m behind it.  A lock of another kind is
+ * taken back by its relock, whose result the wait returns. */
 static void
-relock(pl_mutex_t *m, pl_park_result_t r)
+take_back(struct wait_ctx *w, pl_park_result_t r)
 {
-	if (r.status == PL_PARK_UNPARKED && r.token == PLI_TOKEN_REARM)
-		pli_mutex_lock_woken(m);
-	else
-		pl_mutex_lock(m);
+	bool woken = r.status == PL_PARK_UNPARKED;
+	if (!w->m) {
+		w->relocked = w->relock(w->lock);
+	} else if (woken && r.token == PL_UNPARK_TOKEN_HANDOFF) {
+		/* An unlock of m handed it to us: a lock all the same. */
+		PL_TSAN_PRE_LOCK(w->m, 0);
+		PL_TSAN_POST_LOCK(w->m, 0);
+	} else if (woken && r.token == PLI_TOKEN_REARM) {
+		pli_mutex_lock_woken(w->m);
+	} else {
+		pl_mutex_lock(w->m);
+	}
 }
 
 /* Cancelled in pl_cond_clockwait's park (no lock held): hold m again
@@ -164,18 +201,12 @@ wait_cancelled(void *ctx, pl_park_result_t r)
 	struct wait_ctx *w = ctx;
 	if (r.status == PL_PARK_UNPARKED || w->on_mutex)
 		wake(w->c, false, true, "pthread_cond_wait");
-	if (r.status == PL_PARK_UNPARKED &&
-	    r.token == PL_UNPARK_TOKEN_HANDOFF) {
-		PL_TSAN_PRE_LOCK(w->m, 0);
-		PL_TSAN_POST_LOCK(w->m, 0);
-		return;
-	}
-	relock(w->m, r);
+	take_back(w, r);
 }
 
 static int
-wait_until(pl_cond_t *c, pl_mutex_t *m, clockid_t clock,
-    const struct timespec *deadline, bool cancellable)
+wait_until(struct wait_ctx *w, clockid_t clock, const struct timespec *deadline,
+    bool cancellable)
 {
 	if (!pli_deadline_valid(deadline) || !pli_clock_valid(clock))
 		return EINVAL;
@@ -183,38 +214,46 @@ wait_until(pl_cond_t *c, pl_mutex_t *m, clockid_t clock,
 		pthread_testcancel();
 	if (deadline && pli_deadline_passed(clock, deadline))
 		return ETIMEDOUT; /* nothing to wait for: m stays held */
-	struct wait_ctx w = { c, m, false };
-	pl_park_result_t r = pli_park(PLI_KIND_PL_COND, c, wait_validate,
-	    wait_before_sleep, wait_timed_out, &w, (uintptr_t)m, clock,
-	    deadline, cancellable ? wait_cancelled : NULL);
-	if (r.status == PL_PARK_UNPARKED &&
-	    r.token == PL_UNPARK_TOKEN_HANDOFF) {
-		/* An unlock of m handed it to us: a lock all the same. */
-		PL_TSAN_PRE_LOCK(m, 0);
-		PL_TSAN_POST_LOCK(m, 0);
-		return 0;
-	}
-	relock(m, r);
-	return r.status == PL_PARK_TIMED_OUT && !w.on_mutex ? ETIMEDOUT : 0;
+	pl_park_result_t r =
+	    pli_park(PLI_KIND_PL_COND, w->c, wait_validate, wait_before_sleep,
+	        wait_timed_out, w, w->m ? (uintptr_t)w->m : ANY_LOCK, clock,
+	        deadline, cancellable ? wait_cancelled : NULL);
+	take_back(w, r);
+	if (w->relocked)
+		return w->relocked;
+	return r.status == PL_PARK_TIMED_OUT && !w->on_mutex ? ETIMEDOUT : 0;
 }
 
 int
 pl_cond_timedwait(pl_cond_t *c, pl_mutex_t *m, const struct timespec *deadline)
 {
-	return wait_until(c, m, CLOCK_MONOTONIC, deadline, false);
+	struct wait_ctx w = { .c = c, .m = m };
+	return wait_until(&w, CLOCK_MONOTONIC, deadline, false);
 }
 
 int
 pl_cond_clockwait(pl_cond_t *c, pl_mutex_t *m, clockid_t clock,
     const struct timespec *deadline)
 {
-	return wait_until(c, m, clock, deadline, true);
+	struct wait_ctx w = { .c = c, .m = m };
+	return wait_until(&w, clock, deadline, true);
 }
 
 void
 pl_cond_wait(pl_cond_t *c, pl_mutex_t *m)
 {
-	wait_until(c, m, CLOCK_MONOTONIC, NULL, false);
+	struct wait_ctx w = { .c = c, .m = m };
+	wait_until(&w, CLOCK_MONOTONIC, NULL, false);
+}
+
+int
+pl_cond_clockwait_any(pl_cond_t *c, void *lock, void (*unlock)(void *lock),
+    int (*relock)(void *lock), clockid_t clock, const struct timespec *deadline)
+{
+	struct wait_ctx w = {
+		.c = c, .lock = lock, .unlock = unlock, .relock = relock
+	};
+	return wait_until(&w, clock, deadline, true);
 }
 
 /* The mutexes of c's waiters: the first one's, and any other seen. */
@@ -238,6 +277,10 @@ scan_filter(uintptr_t token, void *ctx)
 static PLI_NORETURN PLI_COLD void
 two_mutexes(const pl_cond_t *c, uintptr_t m1, uintptr_t m2, const char *func)
 {
+	if (m1 == ANY_LOCK || m2 == ANY_LOCK)
+		pli_fatal("%s: condition variable %p used with a mutex and "
+		          "with the lock of a pl_cond_clockwait_any at once",
+		    func, (const void *)c);
 	if (m2)
 		pli_fatal("%s: condition variable %p used with mutexes %p and "
 		          "%p at once",
@@ -315,6 +358,63 @@ wake_callback(pl_requeue_op_t op, pl_unpark_result_t r, void *ctx)
 	return PL_UNPARK_TOKEN_DEFAULT;
 }
 
+/*
+ * The waiters of pl_cond_clockwait_any (token ANY_LOCK) are woken, never
+ * moved: their lock is not a pl_mutex_t.  A signal wakes the head if its
+ * token is ANY_LOCK, a broadcast every such waiter, in one walk of c's
+ * queue under its bucket lock.  If the head has another token (the
+ * waiters seen before have left, others came with a mutex), nothing is
+ * woken and seen says which mutex to try.  The byte is cleared as by
+ * wake_callback: when the queue is left empty, or was found empty (not
+ * for a pass-on, which may not write c then).
+ */
+struct any_ctx {
+	pl_cond_t *c;
+	bool all, pass_on;
+	bool taken;     /* a waiter was picked */
+	bool mixed;     /* a broadcast passed a mutex's waiter */
+	uintptr_t seen; /* the head's token when it is a mutex's */
+};
+
+static pl_filter_op_t
+any_filter(uintptr_t token, void *ctx)
+{
+	struct any_ctx *a = ctx;
+	if (token != ANY_LOCK) {
+		if (!a->taken) {
+			a->seen = token;
+			return PL_FILTER_STOP;
+		}
+		a->mixed = true;
+		return a->all ? PL_FILTER_SKIP : PL_FILTER_STOP;
+	}
+	if (a->taken && !a->all)
+		return PL_FILTER_STOP;
+	a->taken = true;
+	return PL_FILTER_UNPARK;
+}
+
+static uintptr_t
+any_callback(pl_unpark_result_t r, void *ctx)
+{
+	struct any_ctx *a = ctx;
+	if (!r.have_more && (r.unparked || !a->pass_on))
+		__atomic_store_n(&a->c->state, 0, __ATOMIC_RELAXED);
+	return PL_UNPARK_TOKEN_DEFAULT;
+}
+
+/* Returns the token to try next: 0 when done. */
+static uintptr_t
+wake_any(pl_cond_t *c, bool all, bool pass_on, pl_unpark_result_t *r,
+    const char *func)
+{
+	struct any_ctx a = { c, all, pass_on, false, false, 0 };
+	*r = pl_unpark_filter(c, any_filter, any_callback, &a);
+	if (a.mixed && all)
+		two_mutexes(c, ANY_LOCK, 0, func);
+	return a.seen;
+}
+
 /* Signal (one) or broadcast (all): guess, check under the bucket locks,
  * and guess again from what the check saw until it holds. */
 static pl_unpark_result_t
@@ -323,6 +423,10 @@ wake(pl_cond_t *c, bool all, bool pass_on, const char *func)
 	pl_unpark_result_t r = { 0, 0, false, false };
 	uintptr_t m = waiters_mutex(c, all, func);
 	while (m) {
+		if (m == ANY_LOCK) {
+			m = wake_any(c, all, pass_on, &r, func);
+			continue;
+		}
 		struct wake_ctx w = { c, (pl_mutex_t *)m,
 			all ? PL_REQUEUE_ONE_REQUEUE_REST : PL_REQUEUE_ONE,
 			all ? PL_REQUEUE_REQUEUE_ALL : PL_REQUEUE_REQUEUE_ONE,

@@ -58,6 +58,12 @@ cond.pml   | -DBROKEN=3                  | invalid end state | a lost wakeup: no
 cond.pml   | -DBROKEN=4                  | invalid end state | a lost wakeup: the byte not set
 cond.pml   | -DBROKEN=5                  | invalid end state | a lost wakeup: no PARKED on the free mutex
 cond.pml   | -DBROKEN=6                  | invalid end state | a lost wakeup: a woken waiter does not re-arm PARKED
+cond.pml   | -DANY                       | ok | waiters of clockwait_any beside a mutex waiter verify
+cond.pml   | -DANY -DBROKEN=7            | invalid end state | a lost wakeup: clockwait_any unlocks before it is queued
+cond.pml   | -DANY -DBROKEN=8            | invalid end state | a lost wakeup: wake_any clears the byte, waiters left
+cond.pml   | -DANY -DBROKEN=9            | assertion violated (in_wait | a requeue taking an ANY_LOCK head touches a mutex nobody waits with
+cond.pml   | -DANY -DBROKEN=9 -DNO_DEAD_CHECK | assertion violated (ptok[w]!=3) | a waiter of clockwait_any moved onto a mutex
+cond.pml   | -DANY -DBROKEN=10           | assertion violated (owner[3]==(me+1)) | clockwait_any returns without relock after a timeout
 once.pml   | -                           | ok | the once of futex.h, as the statistics page uses it, verifies
 once.pml   | -DBROKEN=1                  | invalid end state | a lost wakeup: DONE stored, nobody woken
 once.pml   | -DBROKEN=2                  | invalid end state | a lost wakeup: the wake before DONE is stored

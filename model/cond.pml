@@ -14,6 +14,19 @@
  *   S  makes K free moves (signal or broadcast, holding m1, m2 or
  *      neither), then sets go[1] under m1 and broadcasts, and the same
  *      for m2.
+ * With -DANY, pl_cond_clockwait_any instead of m2 (four threads):
+ *   A  as above, with m1;
+ *   B  and a fourth thread C wait with L, a lock that is not a
+ *      pl_mutex_t (a plain lock with a blocking acquire, unknown to the
+ *      library), each with a deadline or none, until go[L] is set or its
+ *      wait returns ETIMEDOUT; a thread starts a wait only while no
+ *      thread is inside a wait with another lock (m1 or L), as above;
+ *   S  makes K free moves holding m1, L or neither, then sets go[1] under
+ *      m1 and broadcasts, then go[L] under L and broadcasts (POSIX: the
+ *      predicate changes under the waiters' lock).
+ * (B choosing m1 or L, as it chooses m1 or m2 without -DANY, takes over
+ * 30 M states even with C untimed and waiting once: at check.sh's bound
+ * of 2 GB; two waiters with m1 are checked by the default run.)
  * WHAT IS MODELLED, as in the C code:
  *   - c's byte (WAITERS), set by the waiter's validate and cleared by
  *     whoever leaves the queue empty; signal's fast path (byte 0: return);
@@ -30,6 +43,16 @@
  *     that token (wake one, move one, wake one and move the rest, move
  *     all), and wake_callback (the byte, PARKED on a free mutex when
  *     threads were moved onto it) as a separate step;
+ *   - -DANY: the wait of pl_cond_clockwait_any: validate (the byte) and
+ *     enqueue with park token ANY_LOCK, before_sleep's unlock(L), the
+ *     sleep or the timeout (leave c's queue, clear the byte if it was the
+ *     last), then relock(L) in both cases; and in signal and broadcast,
+ *     wake(): a guess of ANY_LOCK, or a wake_validate that sees ANY_LOCK
+ *     at the head (abort, retry with it), leads to wake_any:
+ *     pl_unpark_filter on c with any_filter (a mutex's waiter at the head:
+ *     nothing woken, retry with its token on the requeue path; else
+ *     signal wakes the head, broadcast every ANY_LOCK waiter) and
+ *     any_callback (the byte cleared if the queue is left empty);
  *   - the mutex: the fast CAS lock and unlock, parking with
  *     lock_validate, and the unlock slow path with pl_unpark_one and its
  *     callback, hand-off included (a free choice, as be_fair is); an
@@ -45,7 +68,14 @@
  *     (model/twobit.pml checks that protocol); spinning is left out;
  *   - a plain mutex lock never times out; the mutex's own timeouts are
  *     checked by twobit.pml;
- *   - memory is sequentially consistent.
+ *   - memory is sequentially consistent;
+ *   - -DANY: relock(L) always succeeds (the wait returns its result
+ *     otherwise, which the library passes through); the cancellation
+ *     and its pass-on are not modelled (nor in the default); the waits
+ *     of L and wake_any take the bucket lock, do their critical section
+ *     and release it in one atomic step (what they write is read only
+ *     under that lock, but c's byte, whose fast-path reader then waits
+ *     for the lock): the requeue path keeps its steps.
  *
  * PROPERTIES (one safety run, with invalid end states):
  *   1. a signal or broadcast reads or writes a mutex's byte only while a
@@ -55,7 +85,14 @@
  *   3. a waiter that a signal or broadcast took off c returns 0;
  *   4. no lost wakeup: every thread ends (a thread asleep forever is an
  *      invalid end state), and then every queue is empty, both mutex
- *      bytes and c's byte are 0 (no stale PARKED or WAITERS).
+ *      bytes and c's byte are 0 (no stale PARKED or WAITERS);
+ *   5. (-DANY) a waiter of L is never moved onto a mutex's queue (its
+ *      lock is no pl_mutex_t); it returns holding L (as 2), and returns 0
+ *      once a signal or broadcast took it off c (as 3); at the end L is
+ *      free.  That a broadcast of wake_any never meets a mutex's waiter
+ *      after an ANY_LOCK one (the misuse abort of two_mutexes) is
+ *      asserted too: POSIX's binding, as the threads keep it, rules it
+ *      out.
  *
  * BROKEN VARIANTS (-DBROKEN=n), each of which spin must reject:
  *   BROKEN=1  the design before the fix: the requeue acts on the mutex
@@ -75,6 +112,23 @@
  *   BROKEN=6  a condition waiter woken on the mutex's queue with
  *             PLI_TOKEN_REARM does not set PARKED before pl_mutex_lock
  *             (4).
+ * With -DANY:
+ *   BROKEN=7  the waiter of L unlocks L before it is queued, not in
+ *             before_sleep: S sets go[L] under L in between and its
+ *             broadcast finds the byte 0; the waiter then sleeps forever
+ *             (4).
+ *   BROKEN=8  any_callback clears c's byte whatever is left queued
+ *             (have_more ignored): a signal wakes one of two waiters of
+ *             L, the other stays queued with the byte 0, and the closing
+ *             broadcast's fast path misses it (4).
+ *   BROKEN=9  wake_validate takes a head with token ANY_LOCK for the
+ *             mutex it guessed (it retries only on another mutex's
+ *             token), and the requeue acts on the waiters of L: property
+ *             1 fails (m1 touched after A left; a waiter of L can only
+ *             be queued once nobody waits with m1); with -DNO_DEAD_CHECK,
+ *             property 5 (a waiter of L moved onto m1).
+ *   BROKEN=10 the waiter of L calls relock only when woken, not after a
+ *             timeout: it returns without L (property 2).
  */
 
 #ifndef K
@@ -84,7 +138,15 @@
 #define BROKEN 0
 #endif
 
+#ifdef ANY
+#define NT 4  /* threads: A 0, B 1, S 2, C 3 */
+#define ANY_LOCK 3 /* park token of a waiter with L, and L's index (owner,
+                    * in_wait, go); lib/cond.c's ANY_LOCK is 1 */
+#define NL 4  /* owner[], in_wait[], go[]: m1, m2 and L */
+#else
 #define NT 3 /* threads: A 0, B 1, S 2 */
+#define NL 3
+#endif
 #define QC 0 /* queue ids: c; the mutexes' queues are 1 and 2 */
 
 #define LOCKED 1
@@ -104,14 +166,15 @@ queue_t qs[3];      /* c's queue, m1's, m2's; oldest first */
 bool lot = false;   /* the bucket lock */
 byte cbyte = 0;     /* c's byte */
 byte state[3];      /* mutex bytes, [1] and [2] */
-byte owner[3];      /* holder of each mutex, thread + 1, or 0 */
+byte owner[NL];     /* holder of each mutex (and of L), thread + 1, or 0 */
 bool queued[NT];    /* struct waiter.queued */
 byte where[NT];     /* the queue a thread is on */
-byte ptok[NT];      /* park token: the mutex of a cond waiter, else 0 */
+byte ptok[NT];      /* park token: the mutex of a cond waiter (ANY_LOCK for
+                     * clockwait_any), else 0 */
 byte tokv[NT];      /* unpark token */
 bool signalled[NT]; /* taken off c by a signal or broadcast */
-byte in_wait[3];    /* threads inside a wait with each mutex */
-bool go[3];
+byte in_wait[NL];   /* threads inside a wait with each mutex (and L) */
+bool go[NL];
 byte finished = 0;
 
 inline lot_lock()
@@ -261,6 +324,93 @@ inline mutex_unlock(m)
 	more = false
 }
 
+#ifdef ANY
+/* L, the lock of the clockwait_any waiters: a plain lock with a blocking
+ * acquire, which the library never sees (the caller's unlock and relock
+ * run it).  S takes it as it takes a mutex. */
+inline lk_lock(m)
+{
+	if
+	:: atomic { m == ANY_LOCK && owner[ANY_LOCK] == 0 ->
+		owner[ANY_LOCK] = me + 1 }
+	:: m != ANY_LOCK -> mutex_lock(m)
+	fi
+}
+
+inline lk_unlock(m)
+{
+	if
+	:: atomic { m == ANY_LOCK ->
+		assert(owner[ANY_LOCK] == me + 1);
+		owner[ANY_LOCK] = 0 }
+	:: m != ANY_LOCK -> mutex_unlock(m)
+	fi
+}
+
+/* pl_cond_clockwait_any(c, L, unlock, relock, clock, timed ? deadline :
+ * NULL); rc is the result.  Each critical section under the bucket lock
+ * is one atomic step here (what it writes is read only under that lock,
+ * but c's byte, whose fast-path reader then waits for the lock). */
+inline any_wait()
+{
+#if BROKEN == 7
+	lk_unlock(ANY_LOCK); /* unlock(lock) before it is queued */
+#endif
+	atomic {
+		!lot ->
+#if BROKEN != 4
+		cbyte = 1; /* wait_validate */
+#endif
+		q_push(QC, me);
+		queued[me] = true;
+		where[me] = QC;
+		ptok[me] = ANY_LOCK;
+		tokv[me] = DEFAULT
+	};
+#if BROKEN != 7
+	lk_unlock(ANY_LOCK); /* wait_before_sleep: unlock(lock) */
+#endif
+	if
+	:: !queued[me] -> res = UNPARKED
+	:: atomic { timed && !lot && queued[me] ->
+		/* the deadline passed: leave c's queue, the only one such
+		 * a waiter is ever on (wait_timed_out) */
+		q_remove(QC, me);
+		queued[me] = false;
+		if
+		:: qs[QC].n == 0 -> cbyte = 0
+		:: else
+		fi;
+		res = TIMEDOUT }
+	fi;
+	/* relock(lock), after a wake or a timeout (BROKEN=10: after a
+	 * wake only) */
+#if BROKEN == 10
+	if
+	:: res == UNPARKED -> lk_lock(ANY_LOCK)
+	:: else
+	fi;
+#else
+	lk_lock(ANY_LOCK);
+#endif
+	rc = (res == TIMEDOUT -> TIMEDOUT : 0);
+	assert(owner[ANY_LOCK] == me + 1);    /* property 2 */
+	assert(!(signalled[me] && rc != 0));  /* property 3 */
+	signalled[me] = false;
+	res = 0
+}
+#else
+inline lk_lock(m)
+{
+	mutex_lock(m)
+}
+
+inline lk_unlock(m)
+{
+	mutex_unlock(m)
+}
+#endif
+
 /* pl_cond_timedwait(c, m, timed ? deadline : NULL); rc is the result */
 inline cond_wait(m)
 {
@@ -329,9 +479,63 @@ inline move(x)
 	q_push(gm, x);
 	where[x] = gm;
 	signalled[x] = true;
+#ifdef ANY
+	assert(ptok[x] != ANY_LOCK); /* property 5: L is no pl_mutex_t */
+#endif
 	assert(ptok[x] == gm); /* property 2: onto its own mutex only */
 	nreq++
 }
+
+#ifdef ANY
+/* wake_any: pl_unpark_filter(c, any_filter, any_callback), in one
+ * critical section.  From the head: a waiter with token ANY_LOCK is woken
+ * (signal: the head only; broadcast: every one); a mutex's waiter at the
+ * head stops the walk with nothing woken, and gm is its token, tried next
+ * by the requeue path; else gm is 0 (done).  A broadcast that meets a
+ * mutex's waiter after it woke one aborts (two_mutexes): never with
+ * POSIX's binding, which the model asserts.  any_callback clears the byte
+ * when the queue is left empty or was found empty (BROKEN=8: whatever
+ * is left). */
+inline wake_any()
+{
+	d_step {
+		!lot ->
+		gm = 0;
+		nreq = 0; /* the threads woken */
+		j = 0;
+		do
+		:: j < qs[QC].n && ptok[qs[QC].e[j]] != ANY_LOCK ->
+			assert(nreq == 0 || !all); /* no mixed queue */
+			if
+			:: nreq == 0 -> gm = ptok[qs[QC].e[j]] /* seen */
+			:: else
+			fi;
+			break
+		:: j < qs[QC].n && ptok[qs[QC].e[j]] == ANY_LOCK &&
+		    (nreq == 0 || all) ->
+			w = qs[QC].e[j];
+			q_remove(QC, w);
+			signalled[w] = true;
+			tokv[w] = DEFAULT;
+			queued[w] = false;
+			nreq++
+		:: else -> break
+		od;
+		j = 0;
+		w = 0;
+		/* any_callback */
+#if BROKEN == 8
+		cbyte = 0;
+#else
+		if
+		:: qs[QC].n == 0 -> cbyte = 0
+		:: else
+		fi;
+#endif
+		nreq = 0
+	}
+}
+#endif
 
 /* pl_cond_signal (all false) or pl_cond_broadcast (all true) */
 inline cond_wake()
@@ -345,6 +549,9 @@ inline cond_wake()
 		lot = false;
 		do
 		:: gm == 0 -> break
+#ifdef ANY
+		:: gm == ANY_LOCK -> wake_any() /* gm: the token seen, or 0 */
+#endif
 		:: else ->
 			/* pl_unpark_requeue_token(c, gm): wake_validate */
 			lot_lock();
@@ -353,7 +560,12 @@ inline cond_wake()
 #else
 			if
 			:: qs[QC].n == 0 -> cbyte = 0; act = false; gm = 0
+#if defined(ANY) && BROKEN == 9
+			:: qs[QC].n > 0 && ptok[qs[QC].e[0]] != gm &&
+			    ptok[qs[QC].e[0]] != ANY_LOCK ->
+#else
 			:: qs[QC].n > 0 && ptok[qs[QC].e[0]] != gm ->
+#endif
 				act = false;
 				gm = ptok[qs[QC].e[0]]
 			:: else -> act = true
@@ -399,6 +611,13 @@ inline cond_wake()
 							w = qs[QC].e[j];
 #if BROKEN == 1
 							move(w)
+#elif defined(ANY) && BROKEN == 9
+							if
+							:: ptok[w] == gm -> move(w)
+							:: ptok[w] == ANY_LOCK ->
+								move(w)
+							:: else -> j++
+							fi
 #else
 							if
 							:: ptok[w] == gm -> move(w)
@@ -439,7 +658,7 @@ inline cond_wake()
 /* A waiter: lock m, wait until go[m] or a timeout, unlock. */
 inline waiter_body(m)
 {
-	mutex_lock(m);
+	lk_lock(m);
 	do
 	:: go[m] -> break
 	:: else ->
@@ -447,11 +666,23 @@ inline waiter_body(m)
 		 * program that cannot wait now does something else) */
 		atomic {
 			if
+#ifdef ANY
+			:: in_wait[1] + in_wait[2] + in_wait[ANY_LOCK] ==
+			    in_wait[m] -> in_wait[m]++
+#else
 			:: in_wait[3 - m] == 0 -> in_wait[m]++
+#endif
 			:: else -> break
 			fi
 		};
+#ifdef ANY
+		if
+		:: m == ANY_LOCK -> any_wait()
+		:: m != ANY_LOCK -> cond_wait(m)
+		fi;
+#else
 		cond_wait(m);
+#endif
 		in_wait[m]--;
 		if
 		:: rc != 0 -> break
@@ -459,7 +690,7 @@ inline waiter_body(m)
 		fi
 	od;
 	rc = 0;
-	mutex_unlock(m)
+	lk_unlock(m)
 }
 
 #define LOCALS                                                              \
@@ -479,10 +710,14 @@ proctype B()
 {
 	byte me = 1;
 	LOCALS;
+#ifdef ANY
+	mm = ANY_LOCK; /* L, as C */
+#else
 	if
 	:: mm = 1
 	:: mm = 2
 	fi;
+#endif
 	if
 	:: timed = true
 	:: timed = false
@@ -502,10 +737,14 @@ proctype S()
 		if
 		:: hm = 0
 		:: hm = 1
+#ifdef ANY
+		:: hm = ANY_LOCK
+#else
 		:: hm = 2
+#endif
 		fi;
 		if
-		:: hm != 0 -> mutex_lock(hm)
+		:: hm != 0 -> lk_lock(hm)
 		:: else
 		fi;
 		if
@@ -514,7 +753,7 @@ proctype S()
 		fi;
 		cond_wake();
 		if
-		:: hm != 0 -> mutex_unlock(hm)
+		:: hm != 0 -> lk_unlock(hm)
 		:: else
 		fi
 	:: else -> break
@@ -524,12 +763,35 @@ proctype S()
 	go[1] = true;
 	cond_wake();
 	mutex_unlock(1);
+#ifdef ANY
+	lk_lock(ANY_LOCK);
+	go[ANY_LOCK] = true;
+	cond_wake();
+	lk_unlock(ANY_LOCK);
+#else
 	mutex_lock(2);
 	go[2] = true;
 	cond_wake();
 	mutex_unlock(2);
+#endif
 	finished++
 }
+
+#ifdef ANY
+/* C: as B, a waiter of pl_cond_clockwait_any with L, with a deadline or
+ * none. */
+proctype C()
+{
+	byte me = 3;
+	LOCALS;
+	if
+	:: timed = true
+	:: timed = false
+	fi;
+	waiter_body(ANY_LOCK);
+	finished++
+}
+#endif
 
 init
 {
@@ -537,10 +799,17 @@ init
 		run A();
 		run B();
 		run S()
+#ifdef ANY
+		;
+		run C()
+#endif
 	};
 	finished == NT;
 	assert(qs[0].n == 0 && qs[1].n == 0 && qs[2].n == 0);
 	assert(state[1] == 0 && state[2] == 0);
 	assert(cbyte == 0);
+#ifdef ANY
+	assert(owner[ANY_LOCK] == 0);
+#endif
 	assert(!lot)
 }

@@ -3,7 +3,8 @@
  * Tests of pl_cond_t: signal and broadcast with nobody waiting, strict
  * alternation (ping-pong), a bounded queue, broadcast requeueing onto the
  * mutex (no thundering herd), signal semantics, timed waits (deadlines,
- * EINVAL, timing out after a requeue) and misuse detection.
+ * EINVAL, timing out after a requeue), misuse detection, and
+ * pl_cond_clockwait_any with a lock of another kind.
  *
  * Waiters park on the condition variable's address; a signal or broadcast
  * made while the mutex is held moves them onto the mutex's address, where
@@ -1590,7 +1591,7 @@ Test(cond, a_waiter_woken_on_the_mutex_wakes_the_one_left, .timeout = 120)
  *   - A waits, then B; the main thread locks m and broadcasts, which
  *     moves both onto m, A first; it wakes A as an unlock of m would and
  *     keeps m, as a barging thread that took it first would
- *     (tu_wake_to_lose); A parks on m again (lib/cond.c, relock); the
+ *     (tu_wake_to_lose); A parks on m again (lib/cond.c, take_back); the
  *     main thread unlocks m, and A must return from its wait before B.
  *   - A and B wait; the main thread locks m, and a third thread C parks
  *     on m; the broadcast moves A and B behind C; the main thread wakes C
@@ -1673,4 +1674,276 @@ Test(cond, a_thread_woken_on_the_mutex_that_loses_keeps_its_turn, .timeout = 60)
 		cond_turn_round(&x, false, r);
 		cond_turn_round(&x, true, r);
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* 12. pl_cond_clockwait_any: a lock that is not a pl_mutex_t          */
+
+/* The lock of these waits: a pl_rmutex_t, with the calls counted, and a
+ * result for relock to give. */
+struct alock {
+	pl_rmutex_t r;
+	int unlocks, relocks; /* under r */
+	int relock_rc;
+};
+
+static void
+alock_unlock(void *p)
+{
+	struct alock *a = p;
+	a->unlocks++;
+	pl_rmutex_unlock(&a->r);
+}
+
+static int
+alock_relock(void *p)
+{
+	struct alock *a = p;
+	pl_rmutex_lock(&a->r);
+	a->relocks++;
+	return a->relock_rc;
+}
+
+/* Whether nobody holds r (another thread could take it now). */
+static bool
+rmutex_free(pl_rmutex_t *r)
+{
+	if (!pl_rmutex_trylock(r))
+		return false;
+	pl_rmutex_unlock(r);
+	return true;
+}
+
+struct awaiter {
+	pl_cond_t *c;
+	struct alock *a;
+	int *permits;  /* under a->r */
+	size_t *done;  /* atomic */
+	int rc;        /* the first wait that failed, or 0 */
+	int cancelled; /* the cleanup handler ran with the lock held */
+	int64_t ms;    /* each wait's deadline, 0: none */
+};
+
+static int
+await_once(struct awaiter *w)
+{
+	struct timespec dl = tu_deadline_in(w->ms * 1000000);
+	return pl_cond_clockwait_any(w->c, w->a, alock_unlock, alock_relock,
+	    CLOCK_MONOTONIC, w->ms ? &dl : NULL);
+}
+
+static void
+awaiter_cleanup(void *arg)
+{
+	struct awaiter *w = arg;
+	w->cancelled = pl_rmutex_is_owned(&w->a->r) ? 1 : -1;
+	pl_rmutex_unlock(&w->a->r);
+}
+
+static void *
+awaiter_main(void *arg)
+{
+	struct awaiter *w = arg;
+	pl_rmutex_lock(&w->a->r);
+	pthread_cleanup_push(awaiter_cleanup, w);
+	while (*w->permits == 0 && w->rc == 0)
+		w->rc = await_once(w);
+	if (w->rc == 0)
+		--*w->permits;
+	pthread_cleanup_pop(0);
+	pl_rmutex_unlock(&w->a->r);
+	__atomic_fetch_add(w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Signal wakes one waiter, broadcast every one; each is woken, not moved
+ * onto another queue, and holds its lock again when it returns. */
+Test(cond, clockwait_any_signal_wakes_one_and_broadcast_all, .timeout = 30)
+{
+	static pl_cond_t c;
+	static struct alock a;
+	static int permits;
+	static size_t done;
+	struct awaiter w[3];
+	pthread_t t[3];
+
+	for (int i = 0; i < 3; i++) {
+		w[i] = (struct awaiter){ &c, &a, &permits, &done, 0, 0, 0 };
+		t[i] = tu_spawn(awaiter_main, &w[i]);
+		ASSERT_PARKED(&c, (size_t)i + 1);
+	}
+	cr_assert(cstate(&c) == PL_COND_WAITERS);
+	pl_rmutex_lock(&a.r);
+	permits = 1;
+	cr_assert(pl_cond_signal(&c));
+	cr_assert(count_parked(&c) == 2, "a signal left %zu of 3 on c",
+	    count_parked(&c));
+	pl_rmutex_unlock(&a.r);
+	cr_assert(tu_wait_size_ge(&done, 1, TU_WAIT_NS));
+	pl_rmutex_lock(&a.r);
+	permits = 2;
+	cr_assert(pl_cond_broadcast(&c) == 2);
+	cr_assert(count_parked(&c) == 0 && cstate(&c) == 0);
+	pl_rmutex_unlock(&a.r);
+	for (int i = 0; i < 3; i++) {
+		tu_join(t[i]);
+		cr_assert(w[i].rc == 0, "waiter %d: %d", i, w[i].rc);
+	}
+	cr_assert(done == 3 && permits == 0);
+	cr_assert(a.unlocks == 3 && a.relocks == 3,
+	    "%d unlocks, %d relocks for 3 waits", a.unlocks, a.relocks);
+	cr_assert(rmutex_free(&a.r) && !pl_cond_signal(&c));
+}
+
+Test(cond, clockwait_any_times_out_and_returns_what_relock_says, .timeout = 30)
+{
+	static pl_cond_t c;
+	static struct alock a;
+	struct timespec dl = tu_deadline_in(20 * 1000000);
+
+	pl_rmutex_lock(&a.r);
+	int rc = pl_cond_clockwait_any(
+	    &c, &a, alock_unlock, alock_relock, CLOCK_MONOTONIC, &dl);
+	cr_assert(rc == ETIMEDOUT && tu_reached(&dl), "rc %d", rc);
+	cr_assert(a.unlocks == 1 && a.relocks == 1 && pl_rmutex_is_owned(&a.r));
+	cr_assert(count_parked(&c) == 0 && cstate(&c) == 0);
+
+	/* relock's error comes first, also over a timeout. */
+	a.relock_rc = EOWNERDEAD;
+	dl = tu_deadline_in(1000000);
+	rc = pl_cond_clockwait_any(
+	    &c, &a, alock_unlock, alock_relock, CLOCK_MONOTONIC, &dl);
+	cr_assert(rc == EOWNERDEAD, "rc %d, expected relock's EOWNERDEAD", rc);
+	cr_assert(a.unlocks == 2 && a.relocks == 2 && pl_rmutex_is_owned(&a.r));
+
+	/* Refused before any wait: the lock is never released. */
+	dl = tu_deadline_in(-1000000);
+	rc = pl_cond_clockwait_any(
+	    &c, &a, alock_unlock, alock_relock, CLOCK_MONOTONIC, &dl);
+	cr_assert(rc == ETIMEDOUT, "past deadline: %d", rc);
+	rc = pl_cond_clockwait_any(
+	    &c, &a, alock_unlock, alock_relock, CLOCK_PROCESS_CPUTIME_ID, &dl);
+	cr_assert(rc == EINVAL, "bad clock: %d", rc);
+	dl.tv_nsec = 1000000000L;
+	rc = pl_cond_clockwait_any(
+	    &c, &a, alock_unlock, alock_relock, CLOCK_MONOTONIC, &dl);
+	cr_assert(rc == EINVAL, "bad deadline: %d", rc);
+	cr_assert(a.unlocks == 2 && a.relocks == 2 && pl_rmutex_is_owned(&a.r));
+	pl_rmutex_unlock(&a.r);
+}
+
+/* Strict alternation through one condition variable: a lost wakeup
+ * leaves both threads waiting, and the deadline of every wait (5 s) then
+ * fails the test. */
+enum { ANY_ROUNDS = 10000 };
+
+struct any_pp {
+	pl_cond_t c;
+	struct alock a;
+	int turn; /* under a.r */
+	int rc[2];
+};
+
+struct any_pp_arg {
+	struct any_pp *x;
+	int me;
+};
+
+static void *
+any_pp_main(void *arg)
+{
+	struct any_pp_arg *p = arg;
+	struct any_pp *x = p->x;
+	pl_rmutex_lock(&x->a.r);
+	for (int i = 0; i < ANY_ROUNDS && x->rc[p->me] == 0; i++) {
+		while (x->turn != p->me && x->rc[p->me] == 0) {
+			struct timespec dl = tu_deadline_in(5 * TU_SEC);
+			x->rc[p->me] = pl_cond_clockwait_any(&x->c, &x->a,
+			    alock_unlock, alock_relock, CLOCK_MONOTONIC, &dl);
+		}
+		x->turn = !p->me;
+		pl_cond_signal(&x->c);
+	}
+	pl_rmutex_unlock(&x->a.r);
+	return NULL;
+}
+
+Test(cond, clockwait_any_ping_pong_10000_rounds, .timeout = 60)
+{
+	static struct any_pp x;
+	struct any_pp_arg p[2] = { { &x, 0 }, { &x, 1 } };
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		t[i] = tu_spawn(any_pp_main, &p[i]);
+	for (int i = 0; i < 2; i++)
+		tu_join(t[i]);
+	cr_assert(x.rc[0] == 0 && x.rc[1] == 0,
+	    "a wait timed out after 5 s (%d, %d): a wakeup was lost", x.rc[0],
+	    x.rc[1]);
+	cr_assert(x.a.unlocks == x.a.relocks && x.a.unlocks >= ANY_ROUNDS,
+	    "%d unlocks, %d relocks", x.a.unlocks, x.a.relocks);
+	cr_assert(count_parked(&x.c) == 0 && cstate(&x.c) == 0);
+}
+
+/* Cancelled while waiting: the cleanup handler runs with the lock taken
+ * back by relock, and the waiter leaves c as on a timeout. */
+Test(cond, clockwait_any_cancelled_holds_the_lock_in_cleanup, .timeout = 30)
+{
+	static pl_cond_t c;
+	static struct alock a;
+	static int permits;
+	static size_t done;
+	struct awaiter w = { &c, &a, &permits, &done, 0, 0, 0 };
+	pthread_t t = tu_spawn(awaiter_main, &w);
+	ASSERT_PARKED(&c, 1);
+	cr_assert(pthread_cancel(t) == 0);
+	join_cancelled(t);
+	cr_assert(w.cancelled == 1, "the cleanup handler ran without the lock");
+	cr_assert(a.unlocks == 1 && a.relocks == 1);
+	cr_assert(count_parked(&c) == 0 && cstate(&c) == 0);
+	cr_assert(rmutex_free(&a.r));
+}
+
+/* Waiters of pl_cond_clockwait_any and of a pl_mutex_t at once: the
+ * broadcast that finds them both aborts, as with two mutexes. */
+static struct {
+	pl_cond_t c;
+	pl_mutex_t m;
+	struct alock a;
+	int never; /* permits */
+	size_t done;
+} mix;
+
+static void *
+mix_mutex_waiter(void *arg)
+{
+	(void)arg;
+	pl_mutex_lock(&mix.m);
+	for (;;)
+		pl_cond_wait(&mix.c, &mix.m);
+	return NULL;
+}
+
+static void
+mix_child(void *arg)
+{
+	static struct awaiter w;
+	pthread_t t;
+	(void)arg;
+	w = (struct awaiter){ &mix.c, &mix.a, &mix.never, &mix.done, 0, 0, 0 };
+	if (tu_spawn_raw(&t, awaiter_main, &w) != 0 ||
+	    !wait_parked(&mix.c, 1, TU_WAIT_NS) ||
+	    tu_spawn_raw(&t, mix_mutex_waiter, NULL) != 0 ||
+	    !wait_parked(&mix.c, 2, TU_WAIT_NS))
+		_exit(4);
+	pl_cond_broadcast(&mix.c);
+	_exit(TU_CHILD_RETURNED);
+}
+
+Test(cond, clockwait_any_and_a_mutex_at_once_abort, .timeout = 30)
+{
+	tu_expect_abortf(mix_child, NULL,
+	    "pl_cond_broadcast: condition variable %p used with a mutex and "
+	    "with the lock of a pl_cond_clockwait_any at once\n",
+	    (void *)&mix.c);
 }

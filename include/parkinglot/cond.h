@@ -80,6 +80,28 @@ PL_EXPORT int pl_cond_clockwait(pl_cond_t *c, pl_mutex_t *m, clockid_t clock,
     const struct timespec *deadline);
 
 /*
+ * pl_cond_clockwait_any - pl_cond_clockwait with a lock that is not a
+ * pl_mutex_t: a pl_rmutex_t, a bit lock, a write-locked pl_rwlock_t, a
+ * lock of the caller's own.  The caller holds the lock; unlock(lock)
+ * releases it once the thread is queued on c, so that no signal sent
+ * after it is missed, and relock(lock) takes it again before the wait
+ * returns, also after a timeout and before a cancelled waiter's cleanup
+ * handlers run.  The wait returns relock's result if that is not 0 (so a
+ * relock that reports a robust mutex's dead owner, EOWNERDEAD, is seen),
+ * else 0 or ETIMEDOUT as pl_cond_clockwait does; EINVAL for a bad clock
+ * or deadline and ETIMEDOUT for a deadline already past, the lock never
+ * released.  A cancellation point.  Such waiters are always woken, never
+ * moved onto a mutex's queue: a broadcast wakes them all.  Every waiter
+ * of c at one time waits in this way, or every one with one pl_mutex_t
+ * (a broadcast that finds both aborts, as one that finds two mutexes
+ * does); unlock and relock run with no lock of the parking lot held, and
+ * may block.
+ */
+PL_EXPORT int pl_cond_clockwait_any(pl_cond_t *c, void *lock,
+    void (*unlock)(void *lock), int (*relock)(void *lock), clockid_t clock,
+    const struct timespec *deadline);
+
+/*
  * pl_cond_signal - wake the longest-waiting thread, if any.  Returns true
  * if a waiter was removed from c (woken, or moved onto its mutex's queue
  * because the mutex was held).  With nobody waiting: one load of the byte.
