@@ -1475,6 +1475,67 @@ Test(cond, wait_without_the_mutex_is_eperm)
 	}
 }
 
+/*
+ * A wait with a mutex of a kind that keeps no owner, which the caller
+ * does not hold: undefined in POSIX, and glibc's wait unlocks the free
+ * mutex (nothing to do), waits and returns holding it
+ * (pthread_cond_wait.c, __pthread_mutex_unlock_usercnt, which checks no
+ * owner for these kinds).  A program with that bug must run on the
+ * drop-in as it does on glibc.  The mutex is not destroyed after:
+ * glibc's unlock of the free mutex wrapped its __nusers, and its
+ * destroy says EBUSY from then on.
+ */
+struct unheld {
+	pthread_cond_t *c;
+	pthread_mutex_t *m;
+	pid_t tid;
+	int rc, returned, checked;
+};
+
+static void *
+unheld_main(void *arg)
+{
+	struct unheld *u = arg;
+
+	dropin_record_tid(&u->tid);
+	u->rc = pthread_cond_wait(u->c, u->m);
+	dropin_store(&u->returned, 1);
+	dropin_await_ge(&u->checked, 1);
+	pthread_mutex_unlock(u->m);
+	return NULL;
+}
+
+Test(cond, a_wait_with_a_free_normal_mutex_waits_and_returns_holding_it)
+{
+	static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	static pthread_mutex_t m;
+	const struct mvar *kinds[] = { &mvars[MV_NORMAL_ATTR],
+		&mvars[MV_NORMAL_STATIC], &mvars[MV_NORMAL_ZERO],
+		&mvars[MV_ADAPTIVE_ATTR], &mvars[MV_DEFAULT_NULL] };
+
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		const char *what = kinds[i]->name;
+		struct unheld u = { &c, &m, 0, -1, 0, 0 };
+		pthread_t t;
+		mx_make(&m, kinds[i]);
+		t = spawn(unheld_main, &u);
+		cr_assert(dropin_wait_blocked(&u.tid),
+		    "%s: the waiter did not block in the wait", what);
+		cr_assert(!dropin_load(&u.returned), "%s: returned", what);
+		EXPECT(what, pthread_mutex_lock(&m), 0);
+		EXPECT(what, pthread_cond_signal(&c), 0);
+		EXPECT(what, pthread_mutex_unlock(&m), 0);
+		cr_assert(dropin_await_ge(&u.returned, 1),
+		    "%s: the signalled waiter did not return", what);
+		cr_assert(
+		    u.rc == 0, "%s: the wait returned %s", what, en(u.rc));
+		EXPECT(what, in_other(op_trylock, &m), EBUSY);
+		dropin_store(&u.checked, 1);
+		join_thread(t, what);
+		EXPECT(what, in_other(op_trylock, &m), 0);
+	}
+}
+
 enum { NBCAST = 6 };
 
 Test(cond, broadcast_releases_every_waiter)
@@ -1992,6 +2053,191 @@ Test(cancel, mutex_lock_is_not_a_cancellation_point)
 		cr_assert(l.after_testcancel == 0,
 		    "%s: pthread_testcancel did not act", what);
 		EXPECT(what, in_other(op_trylock, &m), 0);
+		EXPECT(what, pthread_mutex_destroy(&m), 0);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* 3b. a private condition variable with one of glibc's mutexes        */
+
+/*
+ * A condition variable made with default attributes and a robust,
+ * priority-inheritance or process-shared mutex: glibc waits with any
+ * mixture of its own objects, and a real-time program takes its
+ * priority-inheritance mutexes with ordinary condition variables.
+ * PRIO_PROTECT is left out: its first lock of every thread fails under
+ * SCHED_OTHER (see prio_protect_basics).
+ */
+static const struct {
+	int flags;
+	const char *name;
+} gmx[] = {
+	{ MA_INHERIT, "PRIO_INHERIT mutex, private cond" },
+	{ MA_ROBUST, "robust mutex, private cond" },
+	{ MA_PSHARED, "process-shared mutex, private cond" },
+	{ MA_ROBUST | MA_INHERIT, "robust PRIO_INHERIT mutex, private cond" },
+};
+#define NGMX (sizeof gmx / sizeof gmx[0])
+
+Test(cond, a_private_cond_waits_with_glibcs_own_mutexes)
+{
+	static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	static pthread_mutex_t m;
+	static int go;
+	static const enum wait_how hows[] = { W_WAIT, W_TIMED, W_CLOCK_MONO,
+		W_CLOCK_RT };
+	struct cwaiter w[3];
+
+	for (size_t i = 0; i < NGMX; i++) {
+		const char *what = gmx[i].name;
+		mx_make_attr(&m, gmx[i].flags, what);
+		for (size_t h = 0; h < 4; h++) {
+			go = 0;
+			cwaiter_start(&w[0], &c, &m, &go, hows[h],
+			    CLOCK_REALTIME, MK_NORMAL, what);
+			/* The waiter released the mutex; glibc counts it in
+			 * __nusers, so destroy is EBUSY but for robust
+			 * mutexes, which glibc's destroy does not ask. */
+			EXPECT(what, in_other(op_trylock, &m), 0);
+			EXPECT(what, pthread_mutex_destroy(&m),
+			    gmx[i].flags & MA_ROBUST ? 0 : EBUSY);
+			if (gmx[i].flags & MA_ROBUST)
+				mx_make_attr(&m, gmx[i].flags, what);
+			release_waiters(&c, &m, &go, false, what);
+			cwaiter_finish(&w[0], what);
+		}
+		go = 0;
+		for (int k = 0; k < 3; k++)
+			cwaiter_start(&w[k], &c, &m, &go, hows[k],
+			    CLOCK_REALTIME, MK_NORMAL, what);
+		release_waiters(&c, &m, &go, true, what);
+		for (int k = 0; k < 3; k++)
+			cwaiter_finish(&w[k], what);
+		expect_wait_timeout(
+		    &c, &m, W_TIMED, CLOCK_REALTIME, MK_NORMAL, what);
+		expect_wait_timeout(
+		    &c, &m, W_CLOCK_MONO, CLOCK_REALTIME, MK_NORMAL, what);
+		EXPECT(what, in_other(op_trylock, &m), 0);
+		EXPECT(what, pthread_mutex_destroy(&m), 0);
+	}
+}
+
+/* pthread_cond_wait.c unlocks the mutex with __pthread_mutex_unlock_usercnt
+ * first and returns its error: a robust mutex that the caller does not
+ * hold (free, or another thread's) is EPERM, and nothing waits. */
+Test(cond, a_wait_with_a_robust_mutex_not_held_is_eperm)
+{
+	static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	static pthread_mutex_t m;
+	const char *what = "robust mutex, private cond";
+	struct timespec dl;
+	struct holder h;
+
+	mx_make_attr(&m, MA_ROBUST, what);
+	EXPECT(what, pthread_cond_wait(&c, &m), EPERM);
+	dl = dropin_deadline(CLOCK_REALTIME, FAR_MS);
+	EXPECT(what, pthread_cond_timedwait(&c, &m, &dl), EPERM);
+	holder_start(&h, &m, what);
+	EXPECT(what, pthread_cond_wait(&c, &m), EPERM);
+	holder_stop(&h, what);
+	EXPECT(what, in_other(op_trylock, &m), 0);
+	EXPECT(what, pthread_mutex_destroy(&m), 0);
+}
+
+/* A waiter whose robust mutex's owner ends holding it: glibc's wait
+ * returns what relocking says, EOWNERDEAD, with the mutex held. */
+struct rdead_owner {
+	pthread_mutex_t *m;
+	pthread_cond_t *c;
+	int *go;
+	int lock_rc;
+};
+
+static void *
+rdead_owner_main(void *arg)
+{
+	struct rdead_owner *o = arg;
+
+	o->lock_rc = pthread_mutex_lock(o->m);
+	dropin_store(o->go, 1);
+	pthread_cond_signal(o->c);
+	return NULL; /* ends holding the mutex */
+}
+
+Test(cond, a_wait_whose_robust_mutex_owner_ended_is_eownerdead)
+{
+	static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	static pthread_mutex_t m;
+	static int go;
+	const char *what = "robust mutex, private cond, owner ended";
+	struct rdead_owner o = { &m, &c, &go, -1 };
+	struct cwaiter w;
+
+	mx_make_attr(&m, MA_ROBUST, what);
+	go = 0;
+	memset(&w, 0, sizeof w);
+	w.c = &c;
+	w.m = &m;
+	w.go = &go;
+	w.how = W_WAIT;
+	w.kind = MK_NORMAL;
+	w.t = spawn(cwaiter_main, &w);
+	cr_assert(dropin_await_ge(&w.waiting, 1) && dropin_wait_blocked(&w.tid),
+	    "%s: the waiter did not block", what);
+	join_thread(spawn(rdead_owner_main, &o), what);
+	cr_assert(
+	    o.lock_rc == 0, "%s: the owner's lock: %s", what, en(o.lock_rc));
+	join_thread(w.t, what);
+	/* cwaiter_main unlocked after the failed wait, without making the
+	 * mutex consistent: it is now unrecoverable, as in glibc. */
+	cr_assert(w.wait_rc == EOWNERDEAD && w.unlock_rc == 0,
+	    "%s: the wait returned %s (unlock %s), expected EOWNERDEAD", what,
+	    en(w.wait_rc), en(w.unlock_rc));
+	EXPECT(what, pthread_mutex_lock(&m), ENOTRECOVERABLE);
+	EXPECT(what, pthread_mutex_destroy(&m), 0);
+}
+
+/* Cancelled in the wait, as blocked_waits_are_cancellation_points_and_
+ * hold_the_mutex: the cleanup handler runs with glibc's mutex held, and
+ * the condition variable still works with it afterwards. */
+Test(cancel, a_wait_with_glibcs_mutex_holds_it_in_the_cleanup_handler)
+{
+	static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	static pthread_mutex_t m;
+	static int go;
+	struct cxwaiter x;
+	struct cwaiter w;
+
+	for (size_t i = 0; i < NGMX; i++) {
+		const char *what = gmx[i].name;
+		pthread_t t;
+		mx_make_attr(&m, gmx[i].flags, what);
+		memset(&x, 0, sizeof x);
+		x.c = &c;
+		x.m = &m;
+		x.how = W_WAIT;
+		x.kind = MK_NORMAL;
+		t = spawn(cxwaiter_main, &x);
+		cr_assert(dropin_await_ge(&x.waiting, 1) &&
+		        dropin_wait_blocked(&x.tid),
+		    "%s: the waiter did not block", what);
+		EXPECT(what, pthread_cancel(t), 0);
+		cr_assert(dropin_await_ge(&x.in_handler, 1),
+		    "%s: the cancelled waiter did not run its cleanup handler "
+		    "in 5 s",
+		    what);
+		EXPECT(what, in_other(op_trylock, &m), EBUSY);
+		dropin_store(&x.checked, 1);
+		cr_assert(join_thread(t, what) == PTHREAD_CANCELED,
+		    "%s: not cancelled", what);
+		cr_assert(x.returned == 0 && x.handler_unlock_rc == 0,
+		    "%s: returned %d, unlock in the handler %s", what,
+		    x.returned, en(x.handler_unlock_rc));
+		go = 0;
+		cwaiter_start(
+		    &w, &c, &m, &go, W_WAIT, CLOCK_REALTIME, MK_NORMAL, what);
+		release_waiters(&c, &m, &go, false, what);
+		cwaiter_finish(&w, what);
 		EXPECT(what, pthread_mutex_destroy(&m), 0);
 	}
 }

@@ -3,8 +3,11 @@
  * pthread_cond_* on pl_cond_t (layout: dropin.h).
  *
  * A wait is pl_cond_clockwait on the mutex's pl_mutex_t, whatever the
- * mutex kind: the owner and recursion count of the kinds that keep them
- * are put aside for the wait and given back after it, also when the wait
+ * mutex kind, or pl_cond_clockwait_any with glibc's own mutexes (robust,
+ * priority, process-shared: wait_glibc_mutex below); only a
+ * process-shared condition variable, which glibc serves, needs one of
+ * glibc's mutexes.  The owner and recursion count of the kinds that keep
+ * them are put aside for the wait and given back after it, also when the wait
  * is cancelled (a cleanup handler, which runs once pl_cond_clockwait's
  * cancellation has taken the mutex back).  The wait is a cancellation
  * point; a signal that a cancelled waiter had received is passed on
@@ -22,6 +25,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "deadlock.h"
 #include "dropin.h"
@@ -82,17 +86,63 @@ pthread_cond_broadcast(pthread_cond_t *c)
 }
 
 static __attribute__((noreturn)) void
-mismatch(pthread_cond_t *c, pthread_mutex_t *m, bool cond_glibc)
+mismatch(pthread_cond_t *c, pthread_mutex_t *m)
 {
-	pli_dropin_fatal("pthread_cond_wait: condition variable %p is %s, "
-	                 "mutex %p is %s: both must be process-shared or "
-	                 "neither (libparkinglot-pthread serves only private "
-	                 "ones, and not robust or priority mutexes)",
-	    (void *)c, cond_glibc ? "glibc's (process-shared)" : "private",
-	    (void *)m,
-	    cond_glibc ? "private"
-	               : "glibc's (process-shared, robust or "
-	                 "priority)");
+	pli_dropin_fatal("pthread_cond_wait: condition variable %p is "
+	                 "process-shared, mutex %p is not: glibc's "
+	                 "process-shared condition variables need one of "
+	                 "glibc's mutexes (process-shared, robust or "
+	                 "priority), and libparkinglot-pthread serves the "
+	                 "private ones",
+	    (void *)c, (void *)m);
+}
+
+/*
+ * A private condition variable with one of glibc's mutexes (robust,
+ * priority-inheritance or priority-protect, process-shared): a wait of
+ * pl_cond_clockwait_any, which unlocks and locks the mutex with glibc's
+ * own functions.  As glibc's wait, it keeps the waiter counted in the
+ * mutex's __nusers meanwhile (pthread_mutex_destroy says EBUSY), by one
+ * more while the mutex is held before the wait and one less once it is
+ * held again; glibc writes __nusers only under the mutex, as this does.
+ * The caller must hold the mutex (its __owner, which glibc keeps for
+ * every kind of its own, is the caller's thread id), else EPERM, as
+ * glibc says to the kinds that check and before any wait.  A relock
+ * that finds the owner dead returns EOWNERDEAD from the wait, with the
+ * mutex held, as glibc's does.
+ */
+static void
+glibc_unlock(void *m)
+{
+	pthread_mutex_t *gm = m;
+	gm->__data.__nusers++;
+	REAL(pthread_mutex_unlock)(gm);
+}
+
+static int
+glibc_relock(void *m)
+{
+	pthread_mutex_t *gm = m;
+	int rc = REAL(pthread_mutex_lock)(gm);
+	if (rc == 0 || rc == EOWNERDEAD)
+		gm->__data.__nusers--;
+	pl__park_as(PLI_KIND_PL_COND, 0);
+	return rc;
+}
+
+static int
+wait_glibc_mutex(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+    const struct timespec *deadline, bool *retaken)
+{
+	if (__atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED) != gettid())
+		return EPERM;
+	struct timespec buf;
+	pl__park_as(PLI_KIND_PL_COND, PLI_KIND_PTHREAD_COND);
+	int rc = pl_cond_clockwait_any(&dc(c)->cond, m, glibc_unlock,
+	    glibc_relock, clock, dropin_deadline(deadline, &buf));
+	pl__park_as(PLI_KIND_PL_COND, 0);
+	*retaken = rc == 0 || rc == ETIMEDOUT || rc == EOWNERDEAD;
+	return rc;
 }
 
 /* deadline NULL: wait without one; clock then unused.  *retaken: whether
@@ -105,9 +155,11 @@ wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	bool cond_glibc = dc_flags(c) & DC_PSHARED;
 	int kind = dm_kind(m);
 	bool mutex_glibc = dm_is_glibc(kind);
-	if (PL_UNLIKELY(cond_glibc || mutex_glibc)) {
-		if (cond_glibc != mutex_glibc || kind == DM_DESTROYED)
-			mismatch(c, m, cond_glibc);
+	if (PL_UNLIKELY(mutex_glibc && !cond_glibc))
+		return wait_glibc_mutex(c, m, clock, deadline, retaken);
+	if (PL_UNLIKELY(cond_glibc)) {
+		if (!mutex_glibc)
+			mismatch(c, m);
 		int rc = !deadline
 		    ? REAL(pthread_cond_wait)(c, m)
 		    : REAL(pthread_cond_clockwait)(c, m, clock, deadline);
@@ -122,6 +174,14 @@ wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	int rc = pli_dm_release_for_wait(m, &saved);
 	if (rc)
 		return rc;
+	/* A kind without an owner, free: the caller does not hold it, which
+	 * is undefined, and glibc's wait unlocks it all the same (nothing to
+	 * do), waits and locks it.  Locked first, it is the same wait here,
+	 * where pl_mutex_unlock would abort. */
+	if (PL_UNLIKELY(!pl_mutex_is_locked(&dm(m)->lock))) {
+		pl_mutex_lock(&dm(m)->lock);
+		pli_dropin_taken(&dm(m)->lock);
+	}
 	*retaken = true;
 	struct timespec buf;
 	pl__park_as(PLI_KIND_PL_COND, PLI_KIND_PTHREAD_COND);

@@ -18,8 +18,10 @@
  * from the attributes and initialised by glibc itself; glibc marks such
  * objects in the same kind fields (bits that neither a static initialiser
  * nor this library sets), and every call on them is passed to glibc's own
- * function (real.c).  Destroyed mutexes have kind -1, as in glibc, and
- * every call on them returns EINVAL, as glibc's do.
+ * function (real.c), but for a wait on a private condition variable with
+ * such a mutex, which is the lot's, with glibc's unlock and lock (cond.c).
+ * Destroyed mutexes have kind -1, as in glibc, and every call on them returns
+ * EINVAL, as glibc's do.
  *
  * The layouts, over glibc's (x86_64 and the other LP64 targets):
  *
