@@ -983,10 +983,46 @@ case_robust_relock(void)
 	}
 }
 
+/* C11 mutexes taken in both orders, each lock from a function of its
+ * own: the report must give these functions as the call sites (the
+ * program's), not the drop-in's call inside mtx_lock or mtx_timedlock. */
+mtx_t dlp_c11_p, dlp_c11_q;
+
+__attribute__((noinline)) static void
+dlp_c11_p_then_q(void)
+{
+	DLP(mtx_lock(&dlp_c11_p), thrd_success);
+	DLP(mtx_lock(&dlp_c11_q), thrd_success);
+	DLP(mtx_unlock(&dlp_c11_q), thrd_success);
+	DLP(mtx_unlock(&dlp_c11_p), thrd_success);
+}
+
+__attribute__((noinline)) static void
+dlp_c11_q_then_p(void)
+{
+	struct timespec far;
+	clock_gettime(CLOCK_REALTIME, &far);
+	far.tv_sec += 60;
+	DLP(mtx_timedlock(&dlp_c11_q, &far), thrd_success);
+	DLP(mtx_timedlock(&dlp_c11_p, &far), thrd_success);
+	DLP(mtx_unlock(&dlp_c11_p), thrd_success);
+	DLP(mtx_unlock(&dlp_c11_q), thrd_success);
+}
+
+static void
+case_c11_sites(void)
+{
+	DLP(mtx_init(&dlp_c11_p, mtx_plain), thrd_success);
+	DLP(mtx_init(&dlp_c11_q, mtx_timed), thrd_success);
+	dlp_c11_p_then_q();
+	dlp_c11_q_then_p(); /* reported */
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } dropin_cases[] = {
+	{ "c11_sites", case_c11_sites },
 	{ "mutex_reuse", case_mutex_reuse },
 	{ "rwlock_reuse", case_rwlock_reuse },
 	{ "mtx_reuse", case_mtx_reuse },
@@ -1038,8 +1074,8 @@ dropin_exec(void *arg)
 }
 
 /* Run the case under the drop-in: it must report want cycles, the
- * control's among them. */
-static void
+ * control's among them.  Returns what the child wrote on stderr. */
+static const char *
 dropin_case(const char *name, int want)
 {
 	const char *dropin = getenv("DROPIN");
@@ -1057,6 +1093,35 @@ dropin_case(const char *name, int want)
 		reports++;
 	cr_assert(reports == want, "case %s: %d reports, expected %d:\n%s",
 	    name, reports, want, buf);
+	return buf;
+}
+
+Test(deadlock, dropin_c11_sites_are_the_programs)
+{
+	const char *t = dropin_case("c11_sites", 2);
+	cr_assert(
+	    strstr(t, "dlp_c11_p_then_q") && strstr(t, "dlp_c11_q_then_p"),
+	    "the report does not name the program's call sites:\n%s", t);
+	cr_assert(
+	    strstr(t, "mtx_lock") == NULL && strstr(t, "mtx_timedlock") == NULL,
+	    "the report gives a site inside the drop-in:\n%s", t);
+	/* Each lock its own line: two offsets in each function. */
+	static const char *const fns[] = { "dlp_c11_p_then_q+0x",
+		"dlp_c11_q_then_p+0x" };
+	for (int i = 0; i < 2; i++) {
+		unsigned long first = 0, off;
+		bool two = false;
+		for (const char *p = t; (p = strstr(p, fns[i])) != NULL; p++) {
+			off = strtoul(p + strlen(fns[i]), NULL, 16);
+			if (first == 0)
+				first = off;
+			else if (off != first)
+				two = true;
+		}
+		cr_assert(two,
+		    "the report gives one site in %s for both locks:\n%s",
+		    fns[i], t);
+	}
 }
 
 Test(deadlock, dropin_destroy_forgets_the_mutex)

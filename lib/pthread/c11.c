@@ -4,12 +4,15 @@
  * pthread functions, which a drop-in cannot reach, so they are replaced
  * too, over this library's pthread functions, with glibc's mapping of
  * types (mtx_plain and mtx_timed are NORMAL, with mtx_recursive
- * RECURSIVE) and of error codes (thrd_err_map).
+ * RECURSIVE) and of error codes (thrd_err_map).  With the deadlock
+ * detector on, the locks and waits pass it the program's call site, the
+ * C11 function's caller.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <threads.h>
 
+#include "deadlock.h"
 #include "dropin.h"
 
 _Static_assert(sizeof(mtx_t) == sizeof(pthread_mutex_t), "mtx_t");
@@ -61,21 +64,31 @@ mtx_init(mtx_t *m, int type)
 	return thrd_code(rc);
 }
 
+/* The call site for the deadlock detector: the C11 function's caller. */
+#define SITE __builtin_return_address(0), __builtin_dwarf_cfa()
+
 int
 mtx_lock(mtx_t *m)
 {
+	if (PL_UNLIKELY(pli_deadlock_checking()))
+		return thrd_code(pli_dm_checked_lock(pm(m), false, NULL, SITE));
 	return thrd_code(pthread_mutex_lock(pm(m)));
 }
 
 int
 mtx_trylock(mtx_t *m)
 {
+	if (PL_UNLIKELY(pli_deadlock_checking()))
+		return thrd_code(pli_dm_checked_lock(pm(m), true, NULL, SITE));
 	return thrd_code(pthread_mutex_trylock(pm(m)));
 }
 
 int
 mtx_timedlock(mtx_t *restrict m, const struct timespec *restrict deadline)
 {
+	if (PL_UNLIKELY(pli_deadlock_checking()))
+		return thrd_code(
+		    pli_dm_checked_lock(pm(m), false, deadline, SITE));
 	return thrd_code(pthread_mutex_timedlock(pm(m), deadline));
 }
 
@@ -112,6 +125,8 @@ cnd_broadcast(cnd_t *c)
 int
 cnd_wait(cnd_t *c, mtx_t *m)
 {
+	if (PL_UNLIKELY(pli_deadlock_checking()))
+		return thrd_code(pli_dc_checked_wait(pc(c), pm(m), NULL, SITE));
 	return thrd_code(pthread_cond_wait(pc(c), pm(m)));
 }
 
@@ -119,6 +134,9 @@ int
 cnd_timedwait(cnd_t *restrict c, mtx_t *restrict m,
     const struct timespec *restrict deadline)
 {
+	if (PL_UNLIKELY(pli_deadlock_checking()))
+		return thrd_code(
+		    pli_dc_checked_wait(pc(c), pm(m), deadline, SITE));
 	return thrd_code(pthread_cond_timedwait(pc(c), pm(m), deadline));
 }
 

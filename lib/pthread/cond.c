@@ -224,6 +224,17 @@ pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 }
 
 int
+pli_dc_checked_wait(pthread_cond_t *c, pthread_mutex_t *m,
+    const struct timespec *deadline, const void *pc, const void *cfa)
+{
+	if (deadline && !dropin_nsec_ok(deadline))
+		return EINVAL;
+	clockid_t clock =
+	    dc_flags(c) & DC_MONOTONIC ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+	return checked_wait(c, m, clock, deadline, pc, cfa);
+}
+
+int
 pthread_cond_timedwait(
     pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *deadline)
 {

@@ -176,6 +176,16 @@ struct dm_saved {
 int pli_dm_release_for_wait(pthread_mutex_t *m, struct dm_saved *s);
 void pli_dm_reacquired(void *saved);
 
+/* For the C11 functions (c11.c), with the deadlock detector on: the
+ * checked paths of pthread_mutex_lock (try false, deadline NULL),
+ * _trylock (try), _timedlock (deadline) and pthread_cond_wait (deadline
+ * NULL) or _timedwait, given the program's call site (pc, cfa), not the
+ * C11 function's. */
+int pli_dm_checked_lock(pthread_mutex_t *m, bool try,
+    const struct timespec *deadline, const void *pc, const void *cfa);
+int pli_dc_checked_wait(pthread_cond_t *c, pthread_mutex_t *m,
+    const struct timespec *deadline, const void *pc, const void *cfa);
+
 /* A deadline as glibc takes it: tv_sec < 0 is in the past (the kernel
  * would refuse it); bad nanoseconds stay bad, for EINVAL. */
 static inline const struct timespec *

@@ -264,6 +264,17 @@ checked_lock(pthread_mutex_t *m, enum how how, clockid_t clock,
 }
 
 int
+pli_dm_checked_lock(pthread_mutex_t *m, bool try,
+    const struct timespec *deadline, const void *pc, const void *cfa)
+{
+	return checked_lock(m,
+	    try            ? TRY
+	        : deadline ? TIMED
+	                   : LOCK,
+	    CLOCK_REALTIME, deadline, pc, cfa);
+}
+
+int
 pthread_mutex_lock(pthread_mutex_t *m)
 {
 	if (PL_UNLIKELY(pli_deadlock_checking()))
