@@ -14,7 +14,9 @@
  * it needs no lock; the live export gets a copy at each change
  * (events.h, held).  A set is of one epoch of the detector (a turning
  * on): a thread whose set is of an older epoch starts afresh, so locks it
- * held while the detector was off make no edges.
+ * held while the detector was off make no edges.  A lock released by
+ * another thread than its locker leaves the locker's set lazily (see
+ * "Releases by another thread").
  *
  * The graph.  Allocated once, when the detector is first turned on, with
  * room for max_locks locks and max_edges edges (PARKINGLOT_DEADLOCK_LOCKS,
@@ -110,6 +112,7 @@ struct node {
 	uint32_t out;     /* first out-edge, index + 1 (0: none) */
 	uint32_t in;      /* first in-edge, index + 1 (0: none) */
 	uint32_t seen[2]; /* search stamps, per mode of the way in */
+	uint32_t freed;   /* the last release by another thread (cross_gen) */
 };
 
 struct edge {
@@ -152,6 +155,8 @@ static struct qent *queue;
 static uint32_t stamp;
 static bool full_locks, full_edges; /* warned; read relaxed outside */
 static uint32_t epoch;              /* of the held sets */
+static uint32_t cross_gen;          /* releases by other threads (atomic; write
+                                     * under graph_lock) */
 
 static struct pl_deadlock_cycle cycles[CYCLES_KEPT];
 static size_t ncycles; /* found, including those not kept */
@@ -179,6 +184,7 @@ static __thread struct held {
 	unsigned over; /* locks taken past HELD_MAX, not kept */
 	bool busy;     /* inside the detector: hooks do nothing */
 	bool handling; /* in the handler, report_lock held (report) */
+	uint32_t gen;  /* cross_gen when the set was last swept */
 	long tid;
 	struct pli_held e[HELD_MAX] __attribute__((aligned(32)));
 } me __attribute__((aligned(64)));
@@ -363,6 +369,7 @@ node_of(uintptr_t a, bool create)
 	nodes[i].out = 0;
 	nodes[i].in = 0;
 	nodes[i].seen[0] = nodes[i].seen[1] = 0;
+	nodes[i].freed = 0;
 	nodes_live++;
 	return (uint32_t)i + 1;
 }
@@ -675,14 +682,63 @@ push(struct held *t, const void *addr, unsigned flags, const void *pc,
 	h->pc = (uintptr_t)pc;
 	h->cfa = (uintptr_t)cfa;
 	h->read = (flags & PL_CHK_READ) != 0;
+	h->gen = __atomic_load_n(&cross_gen, __ATOMIC_RELAXED);
 	t->n = n + 1;
 	publish(t);
+}
+
+/*
+ * Releases by another thread.  A pl_mutex_t or bit lock may be unlocked
+ * by a thread other than the one that took it, whose set only it writes.
+ * So the releasing thread, which does not find the lock in its own set,
+ * marks the lock's node instead: a new cross_gen, in node.freed.  Each
+ * entry of a set carries the cross_gen of its push, and a thread about to
+ * record edges from its set (edges_to) first drops the entries whose lock
+ * was freed since (sweep), whenever cross_gen has moved since its last
+ * sweep: one relaxed load per nested lock otherwise.  An exclusive
+ * release only: a reader's release may be of a read lock the thread took
+ * while the detector was off, and other readers still hold theirs.  Where
+ * the release races with the same thread's next attempt at the lock
+ * (pushed before it is taken), that entry may go too: a missed edge,
+ * never a false one.  gen wraps after 2^32 such releases, compared as a
+ * difference.
+ */
+static PLI_COLD void
+freed_elsewhere(uintptr_t addr)
+{
+	pli_word_lock(&graph_lock);
+	uint32_t n = node_of(addr, true);
+	if (n) {
+		uint32_t g = __atomic_load_n(&cross_gen, __ATOMIC_RELAXED) + 1;
+		nodes[n - 1].freed = g;
+		__atomic_store_n(&cross_gen, g, __ATOMIC_RELAXED);
+	}
+	pli_word_unlock(&graph_lock);
+}
+
+static PLI_COLD void
+sweep(struct held *t, uint32_t g)
+{
+	unsigned k = 0;
+	pli_word_lock(&graph_lock);
+	for (unsigned i = 0; i < t->n; i++) {
+		uint32_t n = node_of(t->e[i].addr, false);
+		if (n && (int32_t)(nodes[n - 1].freed - t->e[i].gen) > 0)
+			continue; /* freed by another thread since */
+		t->e[k++] = t->e[i];
+	}
+	pli_word_unlock(&graph_lock);
+	t->gen = g;
+	if (k != t->n) {
+		t->n = k;
+		publish(t);
+	}
 }
 
 /* The most recent acquisition of addr leaves the set, when it is not the
  * last one (locks are mostly released in the reverse order). */
 static __attribute__((noinline)) void
-pop_inner(struct held *t, uintptr_t addr)
+pop_inner(struct held *t, uintptr_t addr, bool mark)
 {
 	for (unsigned i = t->n; i-- > 0;) {
 		if (t->e[i].addr != addr)
@@ -695,11 +751,15 @@ pop_inner(struct held *t, uintptr_t addr)
 	if (t->over) { /* one of those not kept, presumably */
 		t->over--;
 		publish(t);
+	} else if (mark) {
+		freed_elsewhere(addr);
 	}
 }
 
+/* mark: a release, which, if the lock is not in t, frees it for the
+ * thread that took it (above). */
 static inline void
-pop(struct held *t, const void *addr)
+pop(struct held *t, const void *addr, bool mark)
 {
 	unsigned n = t->n;
 	if (__builtin_expect(n && t->e[n - 1].addr == (uintptr_t)addr, 1)) {
@@ -707,7 +767,7 @@ pop(struct held *t, const void *addr)
 		publish(t);
 		return;
 	}
-	pop_inner(t, (uintptr_t)addr);
+	pop_inner(t, (uintptr_t)addr, mark);
 }
 
 /* The edges from each lock t holds to b, in the lock-free table or else
@@ -715,6 +775,9 @@ pop(struct held *t, const void *addr)
 static __attribute__((noinline)) void
 edges_to(struct held *t, uintptr_t b, bool b_read, uintptr_t pc)
 {
+	uint32_t g = __atomic_load_n(&cross_gen, __ATOMIC_RELAXED);
+	if (__builtin_expect(g != t->gen, 0))
+		sweep(t, g);
 	for (unsigned i = 0; i < t->n; i++) {
 		uintptr_t a = t->e[i].addr;
 		if (a == b ||
@@ -762,7 +825,7 @@ post_lock(const void *addr, unsigned flags, const void *pc, const void *cfa)
 	if (!(flags & PL_CHK_FAILED))
 		push(t, addr, flags, pc, cfa); /* a try that succeeded */
 	else if (!(flags & PL_CHK_TRY))
-		pop(t, addr); /* a blocking attempt that failed */
+		pop(t, addr, false); /* a blocking attempt that failed */
 }
 
 /* The general ways, for the drop-in (deadlock.h) and for the hooks of
@@ -787,12 +850,11 @@ pl__chk_post_lock_at(
 void
 pl__chk_pre_unlock_at(const void *addr, unsigned flags)
 {
-	(void)flags;
 	if (!checking())
 		return;
 	struct held *t = my_held();
 	if (t)
-		pop(t, addr);
+		pop(t, addr, !(flags & PL_CHK_READ));
 }
 
 /*
@@ -845,7 +907,7 @@ pl__chk_pre_unlock(const void *addr, unsigned flags)
 		pl__chk_pre_unlock_at(addr, flags);
 		return;
 	}
-	pop(t, addr);
+	pop(t, addr, !(flags & PL_CHK_READ));
 }
 
 /* ---- naming, for the reports (report_lock) ---------------------------- */

@@ -17,7 +17,8 @@ struct pli_held {
 	uintptr_t addr; /* the lock */
 	uintptr_t pc;   /* return address of the call that took it */
 	uintptr_t cfa;  /* the stack pointer at that call */
-	uintptr_t read; /* 1: a read acquisition of a rwlock */
+	uint32_t read;  /* 1: a read acquisition of a rwlock */
+	uint32_t gen;   /* deadlock.c: releases by other threads before it */
 };
 
 /* An observer of the lot: today the live export (export.c), which sets

@@ -755,6 +755,102 @@ handler_replaces_itself(void *arg)
 	    stderr, "first_only %d, on_cycle %d\n", first_calls, seen.reports);
 }
 
+/*
+ * A pl_mutex_t locked by one thread and unlocked by another (the API
+ * allows it): the locker must not go on holding it for the detector.
+ * Thread A locks dl_hand and waits; B unlocks it; A then takes dl_x.  C
+ * takes dl_x, then dl_hand: no cycle, since A no longer held dl_hand.
+ * The control: A2 holds dl_hand2 while B2 releases dl_z that the test's
+ * thread took (a release by another thread, of another lock); A2 then
+ * takes dl_y, which is an edge, and C2's dl_y then dl_hand2 is reported.
+ */
+pl_mutex_t dl_hand, dl_hand2, dl_x, dl_y, dl_z;
+
+struct handoff {
+	pl_mutex_t *held, *next;
+	int step; /* atomic: 1 held, 2 released elsewhere */
+};
+
+static __attribute__((noinline)) void *
+hold_then_take(void *arg)
+{
+	struct handoff *h = arg;
+	pl_mutex_lock(h->held);
+	__atomic_store_n(&h->step, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&h->step, __ATOMIC_ACQUIRE) != 2)
+		tu_poll_pause();
+	pl_mutex_lock(h->next);
+	pl_mutex_unlock(h->next);
+	if (h->held == &dl_hand2)
+		pl_mutex_unlock(h->held);
+	return NULL;
+}
+
+static void *
+unlock_other(void *arg)
+{
+	pl_mutex_unlock(arg);
+	return NULL;
+}
+
+static __attribute__((noinline)) void *
+take_x_hand(void *arg)
+{
+	(void)arg;
+	pl_mutex_lock(&dl_x);
+	pl_mutex_lock(&dl_hand);
+	pl_mutex_unlock(&dl_hand);
+	pl_mutex_unlock(&dl_x);
+	return NULL;
+}
+
+static __attribute__((noinline)) void *
+take_y_hand2(void *arg)
+{
+	(void)arg;
+	pl_mutex_lock(&dl_y);
+	pl_mutex_lock(&dl_hand2);
+	pl_mutex_unlock(&dl_hand2);
+	pl_mutex_unlock(&dl_y);
+	return NULL;
+}
+
+static void
+handoff_round(struct handoff *h, pl_mutex_t *release)
+{
+	pthread_t a = tu_spawn(hold_then_take, h);
+	int64_t end = tu_now_ns() + TU_WAIT_NS;
+	while (__atomic_load_n(&h->step, __ATOMIC_ACQUIRE) != 1) {
+		cr_assert(tu_now_ns() < end, "the holder did not lock");
+		tu_poll_pause();
+	}
+	run(unlock_other, release);
+	__atomic_store_n(&h->step, 2, __ATOMIC_RELEASE);
+	tu_join(a);
+}
+
+Test(deadlock, a_mutex_unlocked_by_another_thread_leaves_the_lockers_set)
+{
+	setup();
+	struct handoff h = { &dl_hand, &dl_x, 0 };
+	handoff_round(&h, &dl_hand);
+	run(take_x_hand, NULL);
+	cr_assert(new_cycles() == 0,
+	    "a cycle through dl_hand, which its locker no longer held:\n%s",
+	    seen.text);
+
+	pl_mutex_lock(&dl_z);
+	struct handoff h2 = { &dl_hand2, &dl_y, 0 };
+	handoff_round(&h2, &dl_z);
+	run(take_y_hand2, NULL);
+	cr_assert(new_cycles() == 1 && seen.reports == 1,
+	    "%zu cycles, %d reports: the control (dl_hand2 held while "
+	    "another lock was released elsewhere) was not reported",
+	    new_cycles(), seen.reports);
+	cr_assert(strstr(seen.text, "dl_hand2") && strstr(seen.text, "dl_y"),
+	    "%s", seen.text);
+}
+
 Test(deadlock, handler_may_set_the_handler)
 {
 	setup();
@@ -1018,10 +1114,69 @@ case_c11_sites(void)
 	dlp_c11_q_then_p(); /* reported */
 }
 
+/* An unlock that fails (EPERM: an error-checking mutex of another
+ * thread) releases nothing: the owner still holds the mutex for the
+ * detector, and its next lock is an edge (dlp_x, then the reverse by
+ * this thread: reported).  A normal mutex unlocked by another thread is
+ * released: no edge from it (dlp_y, then the reverse: not reported). */
+static int dlp_step;   /* atomic */
+static bool dlp_owned; /* the holder's mutex keeps its owner */
+
+static void
+dlp_await(int step)
+{
+	while (__atomic_load_n(&dlp_step, __ATOMIC_ACQUIRE) != step)
+		sched_yield();
+}
+
+static void *
+dlp_holder(void *arg)
+{
+	pthread_mutex_t *m = arg;
+	DLP(pthread_mutex_lock(m), 0);
+	__atomic_store_n(&dlp_step, 1, __ATOMIC_RELEASE);
+	dlp_await(2);
+	dlp_both(dlp_owned ? &dlp_x : &dlp_y, &dlp_g);
+	if (dlp_owned)
+		DLP(pthread_mutex_unlock(m), 0);
+	return NULL;
+}
+
+/* m locked by a thread, unlocked by this one (want: what that returns),
+ * then the thread takes dlp_x or dlp_y and dlp_g. */
+static void
+dlp_unlock_elsewhere(pthread_mutex_t *m, int want)
+{
+	pthread_t t;
+	__atomic_store_n(&dlp_step, 0, __ATOMIC_RELEASE);
+	DLP(pthread_create(&t, NULL, dlp_holder, m), 0);
+	dlp_await(1);
+	DLP(pthread_mutex_unlock(m), want);
+	__atomic_store_n(&dlp_step, 2, __ATOMIC_RELEASE);
+	DLP(pthread_join(t, NULL), 0);
+}
+
+static void
+case_unlock_elsewhere(void)
+{
+	pthread_mutex_t *m = &dlp_mem.m;
+	dlp_errorcheck_init(m);
+	dlp_owned = true;
+	dlp_unlock_elsewhere(m, EPERM);
+	dlp_both(&dlp_x, m); /* reported */
+	DLP(pthread_mutex_destroy(m), 0);
+	DLP(pthread_mutex_init(m, NULL), 0);
+	dlp_owned = false;
+	dlp_unlock_elsewhere(m, 0);
+	dlp_both(&dlp_y, m);
+	DLP(pthread_mutex_destroy(m), 0);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } dropin_cases[] = {
+	{ "unlock_elsewhere", case_unlock_elsewhere },
 	{ "c11_sites", case_c11_sites },
 	{ "mutex_reuse", case_mutex_reuse },
 	{ "rwlock_reuse", case_rwlock_reuse },
@@ -1122,6 +1277,11 @@ Test(deadlock, dropin_c11_sites_are_the_programs)
 		    "the report gives one site in %s for both locks:\n%s",
 		    fns[i], t);
 	}
+}
+
+Test(deadlock, dropin_unlock_by_another_thread)
+{
+	dropin_case("unlock_elsewhere", 2);
 }
 
 Test(deadlock, dropin_destroy_forgets_the_mutex)

@@ -206,7 +206,8 @@ checked_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     const struct timespec *deadline, const void *pc, const void *cfa)
 {
 	bool retaken = false;
-	pl__chk_pre_unlock_at(m, 0);
+	if (pli_dm_releases(m, true)) /* else the wait fails at once */
+		pl__chk_pre_unlock_at(m, 0);
 	int rc = wait(c, m, clock, deadline, &retaken);
 	if (retaken) /* nothing can fail now */
 		pl__chk_pre_lock_at(m, 0, pc, cfa);

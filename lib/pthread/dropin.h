@@ -186,6 +186,10 @@ int pli_dm_checked_lock(pthread_mutex_t *m, bool try,
 int pli_dc_checked_wait(pthread_cond_t *c, pthread_mutex_t *m,
     const struct timespec *deadline, const void *pc, const void *cfa);
 
+/* mutex.c: whether the caller's unlock of m (whole: a condition wait's)
+ * releases it, for the deadlock detector. */
+bool pli_dm_releases(pthread_mutex_t *m, bool whole);
+
 /* A deadline as glibc takes it: tv_sec < 0 is in the past (the kernel
  * would refuse it); bad nanoseconds stay bad, for EINVAL. */
 static inline const struct timespec *

@@ -361,10 +361,32 @@ mutex_unlock(pthread_mutex_t *m)
 	return unlock_kind(m, kind);
 }
 
+/* Whether the caller's unlock of m (whole: a condition wait's, which
+ * releases every count) releases it, for the detector, which takes a
+ * release of a lock the thread does not hold for one by another thread
+ * than the locker (lib/deadlock.c): not when the kind keeps its owner and
+ * that is another thread (EPERM), nor for a recursive one held more than
+ * once but by a wait, nor a destroyed one.  glibc keeps the owner of all
+ * its kinds. */
+bool
+pli_dm_releases(pthread_mutex_t *m, bool whole)
+{
+	int kind = dm_kind(m);
+	int type = kind & 3;
+	if (kind == DM_DESTROYED)
+		return false;
+	if (type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK)
+		return relocking(m) && (whole || dm(m)->count <= 1);
+	if (dm_is_glibc(kind)) /* robust: EPERM to another thread */
+		return __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED) ==
+		    gettid();
+	return true;
+}
+
 static __attribute__((noinline, cold)) int
 checked_unlock(pthread_mutex_t *m)
 {
-	if (!relocking(m) || dm(m)->count <= 1)
+	if (pli_dm_releases(m, false))
 		pl__chk_pre_unlock_at(m, 0);
 	return mutex_unlock(m);
 }
