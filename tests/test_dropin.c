@@ -1771,6 +1771,45 @@ cxwaiter_main(void *arg)
 	return NULL;
 }
 
+/* A waiter cancelled in its wait (how, with m of kind) runs its cleanup
+ * handler holding m, and its wait does not return. */
+static void
+expect_cancelled_holding(pthread_cond_t *c, pthread_mutex_t *m,
+    enum wait_how how, enum mkind kind, const char *what)
+{
+	struct cxwaiter x;
+	pthread_t t;
+	void *ret;
+
+	memset(&x, 0, sizeof x);
+	x.c = c;
+	x.m = m;
+	x.how = how;
+	x.kind = kind;
+	t = spawn(cxwaiter_main, &x);
+	cr_assert(dropin_await_ge(&x.waiting, 1) && dropin_wait_blocked(&x.tid),
+	    "%s: the waiter did not block", what);
+	EXPECT(what, pthread_cancel(t), 0);
+	cr_assert(dropin_await_ge(&x.in_handler, 1),
+	    "%s: the cancelled waiter did not run its cleanup handler in 5 s",
+	    what);
+	/* The handler runs with the mutex held. */
+	EXPECT(what, in_other(op_trylock, m), EBUSY);
+	dropin_store(&x.checked, 1);
+	ret = join_thread(t, what);
+	cr_assert(ret == PTHREAD_CANCELED,
+	    "%s: join gave %p, not PTHREAD_CANCELED", what, ret);
+	cr_assert(x.returned == 0, "%s: the wait returned", what);
+	if (kind == MK_ERRORCHECK)
+		cr_assert(x.handler_lock_rc == EDEADLK,
+		    "%s: relock in the handler returned %s, expected EDEADLK "
+		    "(held)",
+		    what, en(x.handler_lock_rc));
+	cr_assert(x.handler_unlock_rc == 0,
+	    "%s: unlock in the handler returned %s", what,
+	    en(x.handler_unlock_rc));
+}
+
 TestSuite(cancel, .timeout = T_O);
 
 Test(cancel, blocked_waits_are_cancellation_points_and_hold_the_mutex)
@@ -1785,48 +1824,16 @@ Test(cancel, blocked_waits_are_cancellation_points_and_hold_the_mutex)
 		"pthread_cond_clockwait(REALTIME)" };
 	const struct mvar *kinds[2] = { &mvars[MV_NORMAL_ATTR],
 		&mvars[MV_ERRORCHECK_ATTR] };
-	struct cxwaiter x;
 	struct cwaiter w;
 
 	for (size_t k = 0; k < 2; k++) {
 		mx_make(&m, kinds[k]);
 		for (size_t h = 0; h < 4; h++) {
 			char what[160];
-			pthread_t t;
-			void *ret;
 			snprintf(what, sizeof what, "%s, %s", how_names[h],
 			    kinds[k]->name);
-			memset(&x, 0, sizeof x);
-			x.c = &c;
-			x.m = &m;
-			x.how = hows[h];
-			x.kind = kinds[k]->kind;
-			t = spawn(cxwaiter_main, &x);
-			cr_assert(dropin_await_ge(&x.waiting, 1) &&
-			        dropin_wait_blocked(&x.tid),
-			    "%s: the waiter did not block", what);
-			EXPECT(what, pthread_cancel(t), 0);
-			cr_assert(dropin_await_ge(&x.in_handler, 1),
-			    "%s: the cancelled waiter did not run its cleanup "
-			    "handler in 5 s",
-			    what);
-			/* The handler runs with the mutex held. */
-			EXPECT(what, in_other(op_trylock, &m), EBUSY);
-			dropin_store(&x.checked, 1);
-			ret = join_thread(t, what);
-			cr_assert(ret == PTHREAD_CANCELED,
-			    "%s: join gave %p, not PTHREAD_CANCELED", what,
-			    ret);
-			cr_assert(
-			    x.returned == 0, "%s: the wait returned", what);
-			if (x.kind == MK_ERRORCHECK)
-				cr_assert(x.handler_lock_rc == EDEADLK,
-				    "%s: relock in the handler returned %s, "
-				    "expected EDEADLK (held)",
-				    what, en(x.handler_lock_rc));
-			cr_assert(x.handler_unlock_rc == 0,
-			    "%s: unlock in the handler returned %s", what,
-			    en(x.handler_unlock_rc));
+			expect_cancelled_holding(
+			    &c, &m, hows[h], kinds[k]->kind, what);
 
 			/* Cond and mutex still work. */
 			EXPECT(what, in_other(op_trylock, &m), 0);
@@ -2205,34 +2212,12 @@ Test(cancel, a_wait_with_glibcs_mutex_holds_it_in_the_cleanup_handler)
 	static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
 	static pthread_mutex_t m;
 	static int go;
-	struct cxwaiter x;
 	struct cwaiter w;
 
 	for (size_t i = 0; i < NGMX; i++) {
 		const char *what = gmx[i].name;
-		pthread_t t;
 		mx_make_attr(&m, gmx[i].flags, what);
-		memset(&x, 0, sizeof x);
-		x.c = &c;
-		x.m = &m;
-		x.how = W_WAIT;
-		x.kind = MK_NORMAL;
-		t = spawn(cxwaiter_main, &x);
-		cr_assert(dropin_await_ge(&x.waiting, 1) &&
-		        dropin_wait_blocked(&x.tid),
-		    "%s: the waiter did not block", what);
-		EXPECT(what, pthread_cancel(t), 0);
-		cr_assert(dropin_await_ge(&x.in_handler, 1),
-		    "%s: the cancelled waiter did not run its cleanup handler "
-		    "in 5 s",
-		    what);
-		EXPECT(what, in_other(op_trylock, &m), EBUSY);
-		dropin_store(&x.checked, 1);
-		cr_assert(join_thread(t, what) == PTHREAD_CANCELED,
-		    "%s: not cancelled", what);
-		cr_assert(x.returned == 0 && x.handler_unlock_rc == 0,
-		    "%s: returned %d, unlock in the handler %s", what,
-		    x.returned, en(x.handler_unlock_rc));
+		expect_cancelled_holding(&c, &m, W_WAIT, MK_NORMAL, what);
 		go = 0;
 		cwaiter_start(
 		    &w, &c, &m, &go, W_WAIT, CLOCK_REALTIME, MK_NORMAL, what);
