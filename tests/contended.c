@@ -7,6 +7,9 @@
  *   contended --kill               the same, then SIGKILL itself
  *   contended --live SECONDS       hammer until stdin reaches end of file
  *                                  or SECONDS pass, then exit 0
+ *   contended --live SECONDS --exec PROGRAM ARGS...
+ *                                  the same, then execute PROGRAM (for
+ *                                  parkstat -p across an exec)
  *   contended --pingpong ROUNDS    two threads (on CPUs 0 and 1) take turns
  *                                  through pl_park/pl_unpark_all, each
  *                                  turn a park and a wake-up: the worst
@@ -164,9 +167,12 @@ main(int argc, char **argv)
 	int status = 0;
 	double live = 0;
 	int kill_self = 0;
+	char **then = NULL;
 	if (argc > 1 && strcmp(argv[1], "--live") == 0 && argc > 2) {
 		live = atof(argv[2]);
 		rounds = 0;
+		if (argc > 4 && strcmp(argv[3], "--exec") == 0)
+			then = &argv[4];
 	} else if (argc > 2 && strcmp(argv[1], "--pingpong") == 0) {
 		return pingpong(atol(argv[2]));
 	} else if (argc > 1 && strcmp(argv[1], "--kill") == 0) {
@@ -204,6 +210,12 @@ main(int argc, char **argv)
 	}
 	if (kill_self)
 		raise(SIGKILL);
+	if (then) {
+		execv(then[0], then);
+		fprintf(
+		    stderr, "contended: %s: %s\n", then[0], strerror(errno));
+		return 97;
+	}
 	pl_stats_get(&st);
 	printf("contended: parks %" PRIu64 " unparks %" PRIu64
 	       " timeouts %" PRIu64 " spin_acquires %" PRIu64

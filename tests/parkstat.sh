@@ -440,6 +440,57 @@ exec 4>&-
 wait "$live"
 
 # ---------------------------------------------------------------------
+# parkstat -p PID -i across an exec: contended --live 2, then it executes
+# contended --live 30 (which exports: parkstat follows it to its object)
+# or sleep (which does not: a last report, state "exec", while the
+# process still runs).
+
+PARKINGLOT_STATS=1 "$CONTENDED" --live 2 --exec "$CONTENDED" --live 30 \
+	<"$tmp/fifo" >/dev/null &
+live=$!
+bg_pids="$bg_pids $live"
+exec 4>"$tmp/fifo"
+wait_file "/dev/shm/parkinglot.$live"
+"$PARKSTAT" -p "$live" -i 0.2 --json >"$tmp/x.json" 2>"$tmp/x.err" 4>&- &
+watcher=$!
+bg_pids="$bg_pids $watcher"
+wait_lines "$tmp/x.err" 'executed a new program' 1
+after=$(lines "$tmp/x.json" '^  "pid": ')
+wait_lines "$tmp/x.json" '^  "pid": ' $((after + 2))
+exec 4>&-
+await "$watcher"
+status=$?
+wait "$live"
+show "$tmp/x.err"
+last=$(sed -n 's/^  "state": \(.*\),$/\1/p' "$tmp/x.json" | tail -n 1)
+check "parkstat -p PID -i across an exec into a program that exports: status 0 (got $status)" \
+	test "$status" -eq 0
+check "... says once that it follows the new program" \
+	test "$(lines "$tmp/x.err" 'executed a new program: its statistics from here on')" -eq 1
+check "... reports from it, to its exit ($after reports before, last $last)" \
+	test "$after" -ge 1 -a "$last" = '"exited"'
+
+sleep_prog=$(command -v sleep)
+PARKINGLOT_STATS=1 "$CONTENDED" --live 2 --exec "$sleep_prog" 30 \
+	<"$tmp/fifo" >/dev/null &
+live=$!
+bg_pids="$bg_pids $live"
+exec 4>"$tmp/fifo"
+wait_file "/dev/shm/parkinglot.$live"
+run "$PARKSTAT" -p "$live" -i 0.2 --json >"$tmp/y.json" 2>"$tmp/y.err" 4>&-
+status=$?
+show "$tmp/y.err"
+last=$(sed -n 's/^  "state": \(.*\),$/\1/p' "$tmp/y.json" | tail -n 1)
+check "parkstat -p PID -i across an exec into a program without statistics: status 0 (got $status)" \
+	test "$status" -eq 0
+check "... ends with the state exec ($last) while the process runs on" \
+	test "$last" = '"exec"' && kill -0 "$live" 2>/dev/null
+kill "$live" 2>/dev/null
+exec 4>&-
+wait "$live"
+rm -f "/dev/shm/parkinglot.$live" # left by contended, which exec ended
+
+# ---------------------------------------------------------------------
 # parkstat -p PID -i across what a process can do to its object: a reset,
 # SIGKILL, and truncating it.  The reset is made the way pl_stats_reset
 # makes it, by this script writing into the object of a process it has

@@ -180,6 +180,10 @@ struct source {
 	char path[80]; /* for messages: /dev/shm/... */
 	const volatile void *map;
 	size_t size;
+	dev_t dev; /* the object opened, to tell a new one of the name */
+	ino_t ino;
+	uint64_t image; /* image_of the process when opened */
+	bool image_ok;
 };
 
 /* Everything a report shows, read once. */
@@ -352,6 +356,31 @@ process_exists(long pid)
 
 enum open_result { OPEN_OK, OPEN_NONE, OPEN_ACCESS, OPEN_BAD };
 
+/* A fingerprint of the program a process runs: a hash of its auxiliary
+ * vector, which an exec replaces (the addresses of the new stack, entry
+ * and program headers).  False if it cannot be read. */
+static bool
+image_of(long pid, uint64_t *image)
+{
+	char path[64];
+	unsigned char buf[4096];
+	snprintf(path, sizeof path, "/proc/%ld/auxv", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof buf);
+	close(fd);
+	if (n <= 0)
+		return false;
+	uint64_t h = 14695981039346656037ull; /* FNV-1a */
+	for (ssize_t i = 0; i < n; i++) {
+		h ^= buf[i];
+		h *= 1099511628211ull;
+	}
+	*image = h;
+	return true;
+}
+
 /* Map /parkinglot.<pid>; OPEN_BAD with why set if it is not a complete
  * object of the layout this parkstat reads. */
 static enum open_result
@@ -419,6 +448,9 @@ open_source(long pid, struct source *src, char *why, size_t whylen)
 		nanosleep(&ts, NULL);
 	}
 	close(fd);
+	src->dev = st.st_dev;
+	src->ino = st.st_ino;
+	src->image_ok = image_of(pid, &src->image);
 	if (hd.version != PLX_VERSION) {
 		snprintf(why, whylen,
 		    "statistics layout version %" PRIu32 " (this parkstat "
@@ -513,6 +545,9 @@ struct report {
 	/* Set by -p: the process had ended when read (maybe without its exit
 	 * handlers, which set PLX_EXITED: killed). */
 	bool gone;
+	/* Set by -p, with gone: the process executed a program that exports
+	 * no statistics; the figures are those of the program before. */
+	bool execd;
 	/* -i: the seconds the rates cover, and whether from the last reset
 	 * (figures counted from 0) rather than from prev; 0: no rates. */
 	double rate_dt;
@@ -585,7 +620,8 @@ build(struct report *r, const struct snap *sn, const struct snap *prev)
 	const struct plx_shm *s = &sn->s;
 	r->sn = sn;
 	r->prev = prev;
-	namer_update(&namer, sn);
+	if (!r->execd) /* else its maps are the new program's */
+		namer_update(&namer, sn);
 	memset(r->qhist, 0, sizeof r->qhist);
 	memset(r->whist, 0, sizeof r->whist);
 	memset(r->depth_now, 0, sizeof r->depth_now);
@@ -729,6 +765,10 @@ describe_end(char *buf, size_t len, const struct report *r)
 			snprintf(buf, len, "ended");
 	} else if (h->state == PLX_EXITED) {
 		snprintf(buf, len, "exited");
+	} else if (r->execd) {
+		snprintf(buf, len,
+		    "executed a program that exports no statistics "
+		    "(the figures are those of the program before)");
 	} else if (r->gone) {
 		snprintf(buf, len,
 		    "ended without running its exit handlers (killed?)");
@@ -988,6 +1028,7 @@ print_json(FILE *out, const struct report *r)
 	fprintf(out, ",\n  \"state\": \"%s\",\n",
 	    r->ended ? (WIFSIGNALED(r->status) ? "killed" : "exited")
 	        : h->state == PLX_EXITED ? "exited"
+	        : r->execd               ? "exec"
 	        : r->gone                ? "ended"
 	                                 : "running");
 	if (r->ended && WIFEXITED(r->status))
@@ -1146,6 +1187,63 @@ has_exited(long pid, int pidfd, const struct source *src)
 	return copy_header(&h, src->map) && h.state == PLX_EXITED;
 }
 
+enum image { IMAGE_SAME, IMAGE_NEW_OBJECT, IMAGE_EXECD };
+
+/* Has the process executed another program since src was opened?  The
+ * object of the name is then a new one (the new program exports: the
+ * library replaced the old object, which its exit could not remove), or
+ * none yet, or still the old one, and the process's image has changed. */
+static enum image
+image_changed(const struct source *src)
+{
+	int fd = shm_open(src->name, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	if (fd >= 0) {
+		struct stat st;
+		bool other = fstat(fd, &st) == 0 &&
+		    (st.st_dev != src->dev || st.st_ino != src->ino);
+		close(fd);
+		if (other)
+			return IMAGE_NEW_OBJECT;
+	}
+	uint64_t image;
+	if (src->image_ok && image_of(src->pid, &image) && image != src->image)
+		return IMAGE_EXECD;
+	return IMAGE_SAME;
+}
+
+/* -i: follow the process into a program it executed.  A new program that
+ * exports gets its object up within its start (given 1 s): src is then
+ * that object, and true.  Else r->execd, r->gone: src stays, for a last
+ * report. */
+static bool
+follow_exec(long pid, struct source *src, struct report *r)
+{
+	enum image im = image_changed(src);
+	for (int tries = 0; im == IMAGE_EXECD && tries < 100; tries++) {
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+		im = image_changed(src);
+	}
+	if (im == IMAGE_SAME)
+		return false;
+	struct source next = { 0 };
+	char why[160] = "";
+	if (im == IMAGE_NEW_OBJECT &&
+	    open_source(pid, &next, why, sizeof why) == OPEN_OK) {
+		munmap((void *)(uintptr_t)src->map, src->size);
+		*src = next;
+		fprintf(stderr,
+		    "parkstat: process %ld executed a new program: its "
+		    "statistics from here on\n",
+		    pid);
+		return true;
+	}
+	if (next.map)
+		munmap((void *)(uintptr_t)next.map, next.size);
+	r->execd = r->gone = true;
+	return false;
+}
+
 static void
 snap_or_die(const struct source *src, struct snap *sn)
 {
@@ -1189,6 +1287,9 @@ watch(long pid)
 		/* Gone: a last report, which says so (the object of a
 		 * process killed still says it runs). */
 		r.gone = has_exited(pid, pidfd, &src);
+		/* A new program: no rates across the two. */
+		if (!r.gone && follow_exec(pid, &src, &r))
+			prev = NULL;
 		snap_or_die(&src, cur);
 		if (tty)
 			fputs("\033[H\033[2J", out);
