@@ -1799,7 +1799,10 @@ Test(cond, clockwait_any_times_out_and_returns_what_relock_says, .timeout = 30)
 {
 	static pl_cond_t c;
 	static struct alock a;
-	struct timespec dl = tu_deadline_in(20 * 1000000);
+	/* Far enough that it has not passed when the wait looks at it, even
+	 * on a loaded machine (a past one returns at once, never unlocking). */
+	const int64_t ahead = 100 * 1000000;
+	struct timespec dl = tu_deadline_in(ahead);
 
 	pl_rmutex_lock(&a.r);
 	int rc = pl_cond_clockwait_any(
@@ -1810,7 +1813,7 @@ Test(cond, clockwait_any_times_out_and_returns_what_relock_says, .timeout = 30)
 
 	/* relock's error comes first, also over a timeout. */
 	a.relock_rc = EOWNERDEAD;
-	dl = tu_deadline_in(1000000);
+	dl = tu_deadline_in(ahead);
 	rc = pl_cond_clockwait_any(
 	    &c, &a, alock_unlock, alock_relock, CLOCK_MONOTONIC, &dl);
 	cr_assert(rc == EOWNERDEAD, "rc %d, expected relock's EOWNERDEAD", rc);

@@ -755,7 +755,12 @@ handler_replaces_itself(void *arg)
 	    stderr, "first_only %d, on_cycle %d\n", first_calls, seen.reports);
 }
 
+#if !defined(__SANITIZE_THREAD__)
 /*
+ * Not under TSan, whose model of the lock (the annotations of mutex.h)
+ * has an owner, and which reports the unlock by another thread that the
+ * API allows as a misuse (ASan and the plain build run it).
+ *
  * A pl_mutex_t locked by one thread and unlocked by another (the API
  * allows it): the locker must not go on holding it for the detector.
  * Thread A locks dl_hand and waits; B unlocks it; A then takes dl_x.  C
@@ -850,6 +855,7 @@ Test(deadlock, a_mutex_unlocked_by_another_thread_leaves_the_lockers_set)
 	cr_assert(strstr(seen.text, "dl_hand2") && strstr(seen.text, "dl_y"),
 	    "%s", seen.text);
 }
+#endif
 
 Test(deadlock, handler_may_set_the_handler)
 {
