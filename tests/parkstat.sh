@@ -57,6 +57,8 @@ stat_of() { sed -n '/^  "stats": {/,/^  }/p' "$1" |
 	sed -n "s/^    \"$2\": \\([0-9]*\\),\\{0,1\\}\$/\\1/p"; }
 # A top-level field.
 top_of() { sed -n "s/^  \"$2\": \\(.*\\),\$/\\1/p" "$1" | head -n 1; }
+# last_of FILE KEY: the same, of the last report in FILE (-i).
+last_of() { sed -n "s/^  \"$2\": \\(.*\\),\$/\\1/p" "$1" | tail -n 1; }
 # The first address line.
 first_addr() { sed -n '/^  "addresses": \[/{n;p;q;}' "$1"; }
 json_valid() {
@@ -426,7 +428,7 @@ run "$PARKSTAT" -p "$live" -i 0.25 --json >"$tmp/i.json" 2>"$tmp/i.err"
 status=$?
 show "$tmp/i.err"
 reports=$(grep -c '^  "pid": ' "$tmp/i.json")
-last=$(sed -n 's/^  "state": \(.*\),$/\1/p' "$tmp/i.json" | tail -n 1)
+last=$(last_of "$tmp/i.json" state)
 check "parkstat -p PID -i 0.25 --json ends when PID exits: status 0 (got $status)" \
 	test "$status" -eq 0
 check "... after several reports ($reports), the last one exited ($last)" \
@@ -462,7 +464,7 @@ await "$watcher"
 status=$?
 wait "$live"
 show "$tmp/x.err"
-last=$(sed -n 's/^  "state": \(.*\),$/\1/p' "$tmp/x.json" | tail -n 1)
+last=$(last_of "$tmp/x.json" state)
 check "parkstat -p PID -i across an exec into a program that exports: status 0 (got $status)" \
 	test "$status" -eq 0
 check "... says once that it follows the new program" \
@@ -480,7 +482,7 @@ wait_file "/dev/shm/parkinglot.$live"
 run "$PARKSTAT" -p "$live" -i 0.2 --json >"$tmp/y.json" 2>"$tmp/y.err" 4>&-
 status=$?
 show "$tmp/y.err"
-last=$(sed -n 's/^  "state": \(.*\),$/\1/p' "$tmp/y.json" | tail -n 1)
+last=$(last_of "$tmp/y.json" state)
 check "parkstat -p PID -i across an exec into a program without statistics: status 0 (got $status)" \
 	test "$status" -eq 0
 check "... ends with the state exec ($last) while the process runs on" \
@@ -593,7 +595,7 @@ wait "$live" 2>/dev/null
 await "$watcher"
 status=$?
 show "$tmp/k.err"
-last=$(sed -n 's/^  "state": \(.*\),$/\1/p' "$tmp/k.json" | tail -n 1)
+last=$(last_of "$tmp/k.json" state)
 check "-i on a process killed by SIGKILL: status 0 (got $status)," \
 	test "$status" -eq 0
 check "... its last report not running (state $last)" \
