@@ -43,6 +43,10 @@
  *         woken thread's unlock wakes the next.
  * A waiter therefore only ever reaches the queue of its own mutex, and m
  * is written only while one of its waiters is parked.
+ * Waiters of several locks at once, which POSIX leaves undefined and
+ * glibc tolerates, are taken a lock at a time: a broadcast makes one such
+ * round per lock (wake, below), so every waiter still reaches only its
+ * own mutex.
  *
  * Other locks.  A waiter of pl_cond_clockwait_any holds a lock the
  * library does not know: it parks with the token ANY_LOCK (1, the
@@ -160,8 +164,7 @@ wait_timed_out(void *ctx, const void *addr, bool was_last)
 		    (unsigned char)~PL_MUTEX_PARKED, __ATOMIC_RELAXED);
 }
 
-static pl_unpark_result_t wake(
-    pl_cond_t *c, bool all, bool pass_on, const char *func);
+static pl_unpark_result_t wake(pl_cond_t *c, bool all, bool pass_on);
 
 /* Lock m again after the wait.  A waiter that an unlock of m handed it to
  * (PL_UNPARK_TOKEN_HANDOFF) holds it already.  One that an unlock of m
@@ -200,7 +203,7 @@ wait_cancelled(void *ctx, pl_park_result_t r)
 {
 	struct wait_ctx *w = ctx;
 	if (r.status == PL_PARK_UNPARKED || w->on_mutex)
-		wake(w->c, false, true, "pthread_cond_wait");
+		wake(w->c, false, true);
 	take_back(w, r);
 }
 
@@ -256,9 +259,10 @@ pl_cond_clockwait_any(pl_cond_t *c, void *lock, void (*unlock)(void *lock),
 	return wait_until(&w, clock, deadline, true);
 }
 
-/* The mutexes of c's waiters: the first one's, and any other seen. */
+/* A guess at the mutex of c's waiters: the oldest one's token, 0 when
+ * nobody waits.  For a broadcast, also how many wait. */
 struct scan {
-	uintptr_t first, other;
+	uintptr_t first;
 	size_t n;
 	bool all;
 };
@@ -269,36 +273,15 @@ scan_filter(uintptr_t token, void *ctx)
 	struct scan *s = ctx;
 	if (s->n++ == 0)
 		s->first = token;
-	else if (token != s->first && s->other == 0)
-		s->other = token;
 	return s->all ? PL_FILTER_SKIP : PL_FILTER_STOP;
 }
 
-static PLI_NORETURN PLI_COLD void
-two_mutexes(const pl_cond_t *c, uintptr_t m1, uintptr_t m2, const char *func)
-{
-	if (m1 == ANY_LOCK || m2 == ANY_LOCK)
-		pli_fatal("%s: condition variable %p used with a mutex and "
-		          "with the lock of a pl_cond_clockwait_any at once",
-		    func, (const void *)c);
-	if (m2)
-		pli_fatal("%s: condition variable %p used with mutexes %p and "
-		          "%p at once",
-		    func, (const void *)c, (void *)m1, (void *)m2);
-	pli_fatal("%s: condition variable %p used with mutex %p and another "
-	          "at once",
-	    func, (const void *)c, (void *)m1);
-}
-
-/* A guess at the mutex of c's waiters, 0 when nobody waits.  Broadcast
- * scans the whole queue, to report two mutexes in use at once. */
 static uintptr_t
-waiters_mutex(pl_cond_t *c, bool all, const char *func)
+waiters_mutex(pl_cond_t *c, bool all, size_t *n)
 {
-	struct scan s = { 0, 0, 0, all };
+	struct scan s = { 0, 0, all };
 	pl_unpark_filter(c, scan_filter, NULL, &s);
-	if (s.other)
-		two_mutexes(c, s.first, s.other, func);
+	*n = s.n;
 	return s.first;
 }
 
@@ -308,7 +291,7 @@ struct wake_ctx {
 	pl_requeue_op_t if_free; /* the operation when m is not held */
 	pl_requeue_op_t if_held; /* ... and when it is */
 	uintptr_t seen;          /* on a wrong guess: the head's token */
-	bool mixed;              /* broadcast left threads of another mutex */
+	bool mixed;              /* broadcast left threads of other locks */
 	bool pass_on;            /* a cancelled waiter's: c may be gone */
 };
 
@@ -349,7 +332,7 @@ wake_callback(pl_requeue_op_t op, pl_unpark_result_t r, void *ctx)
 		__atomic_store_n(&w->c->state, 0, __ATOMIC_RELAXED);
 	else if (op == PL_REQUEUE_ONE_REQUEUE_REST ||
 	    op == PL_REQUEUE_REQUEUE_ALL)
-		w->mixed = true; /* all of m's went: the rest use another */
+		w->mixed = true; /* all of m's went: the rest use others */
 	/* m free: the woken thread will lock m, and its unlock must find
 	 * those moved behind it. */
 	if (op == w->if_free && r.requeued)
@@ -403,53 +386,72 @@ any_callback(pl_unpark_result_t r, void *ctx)
 	return PL_UNPARK_TOKEN_DEFAULT;
 }
 
-/* Returns the token to try next: 0 when done. */
+/* Returns the token to try next: 0 when done, or when a broadcast woke
+ * every ANY_LOCK waiter and left mutexes' waiters (*mixed). */
 static uintptr_t
-wake_any(pl_cond_t *c, bool all, bool pass_on, pl_unpark_result_t *r,
-    const char *func)
+wake_any(
+    pl_cond_t *c, bool all, bool pass_on, pl_unpark_result_t *r, bool *mixed)
 {
 	struct any_ctx a = { c, all, pass_on, false, false, 0 };
 	*r = pl_unpark_filter(c, any_filter, any_callback, &a);
-	if (a.mixed && all)
-		two_mutexes(c, ANY_LOCK, 0, func);
+	*mixed = a.mixed && all;
 	return a.seen;
 }
 
-/* Signal (one) or broadcast (all): guess, check under the bucket locks,
- * and guess again from what the check saw until it holds. */
+/*
+ * Signal (one) or broadcast (all): guess, check under the bucket locks,
+ * and guess again from what the check saw until it holds.
+ *
+ * Several locks at once.  POSIX binds c to one mutex while threads wait
+ * on it; glibc does not rely on it, and neither does this.  A round acts
+ * on the waiters of the head's lock only, so a broadcast that leaves
+ * waiters of other locks (mixed) starts another round, with a new guess.
+ * Each round that acts takes the head off c, and c's queue is FIFO, so
+ * n rounds, n being the waiters the first scan counted, have taken off
+ * every thread that was waiting when the broadcast began: the loop ends
+ * even while new waiters keep arriving.  Signal has one round: the
+ * oldest waiter, whatever its lock.
+ */
 static pl_unpark_result_t
-wake(pl_cond_t *c, bool all, bool pass_on, const char *func)
+wake(pl_cond_t *c, bool all, bool pass_on)
 {
-	pl_unpark_result_t r = { 0, 0, false, false };
-	uintptr_t m = waiters_mutex(c, all, func);
+	pl_unpark_result_t r, sum = { 0, 0, false, false };
+	size_t rounds;
+	uintptr_t m = waiters_mutex(c, all, &rounds);
 	while (m) {
+		bool mixed;
 		if (m == ANY_LOCK) {
-			m = wake_any(c, all, pass_on, &r, func);
-			continue;
+			m = wake_any(c, all, pass_on, &r, &mixed);
+		} else {
+			struct wake_ctx w = { c, (pl_mutex_t *)m,
+				all ? PL_REQUEUE_ONE_REQUEUE_REST
+				    : PL_REQUEUE_ONE,
+				all ? PL_REQUEUE_REQUEUE_ALL
+				    : PL_REQUEUE_REQUEUE_ONE,
+				0, false, pass_on };
+			r = pl_unpark_requeue_token(c, (const void *)m,
+			    wake_validate, wake_callback, &w);
+			m = w.seen;
+			mixed = w.mixed;
 		}
-		struct wake_ctx w = { c, (pl_mutex_t *)m,
-			all ? PL_REQUEUE_ONE_REQUEUE_REST : PL_REQUEUE_ONE,
-			all ? PL_REQUEUE_REQUEUE_ALL : PL_REQUEUE_REQUEUE_ONE,
-			0, false, pass_on };
-		r = pl_unpark_requeue_token(
-		    c, (const void *)m, wake_validate, wake_callback, &w);
-		if (w.mixed)
-			two_mutexes(c, m, 0, func);
-		m = w.seen;
+		sum.unparked += r.unparked;
+		sum.requeued += r.requeued;
+		if (mixed && --rounds > 0)
+			m = waiters_mutex(c, false, &(size_t){ 0 });
 	}
-	return r;
+	return sum;
 }
 
 PLI_COLD bool
 pl__cond_signal_slow(pl_cond_t *c)
 {
-	pl_unpark_result_t r = wake(c, false, false, "pl_cond_signal");
+	pl_unpark_result_t r = wake(c, false, false);
 	return r.unparked + r.requeued != 0;
 }
 
 PLI_COLD size_t
 pl__cond_broadcast_slow(pl_cond_t *c)
 {
-	pl_unpark_result_t r = wake(c, true, false, "pl_cond_broadcast");
+	pl_unpark_result_t r = wake(c, true, false);
 	return r.unparked + r.requeued;
 }

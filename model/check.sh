@@ -64,6 +64,10 @@ cond.pml   | -DANY -DBROKEN=8            | invalid end state | a lost wakeup: wa
 cond.pml   | -DANY -DBROKEN=9            | assertion violated (in_wait | a requeue taking an ANY_LOCK head touches a mutex nobody waits with
 cond.pml   | -DANY -DBROKEN=9 -DNO_DEAD_CHECK | assertion violated (ptok[w]!=3) | a waiter of clockwait_any moved onto a mutex
 cond.pml   | -DANY -DBROKEN=10           | assertion violated (owner[3]==(me+1)) | clockwait_any returns without relock after a timeout
+cond.pml   | -DMIXED                     | ok | waiters of two mutexes at once verify
+cond.pml   | -DANY -DMIXED               | ok | waiters of a mutex and of clockwait_any at once verify
+cond.pml   | -DMIXED -DBROKEN=11         | !(since[j]) | a broadcast of one round leaves the other mutex waiter on c
+cond.pml   | -DANY -DMIXED -DBROKEN=12   | !(since[j]) | wake_any hides the skipped mutex waiter: the broadcast leaves it on c
 once.pml   | -                           | ok | the once of futex.h, as the statistics page uses it, verifies
 once.pml   | -DBROKEN=1                  | invalid end state | a lost wakeup: DONE stored, nobody woken
 once.pml   | -DBROKEN=2                  | invalid end state | a lost wakeup: the wake before DONE is stored

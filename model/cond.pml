@@ -27,6 +27,10 @@
  * (B choosing m1 or L, as it chooses m1 or m2 without -DANY, takes over
  * 30 M states even with C untimed and waiting once: at check.sh's bound
  * of 2 GB; two waiters with m1 are checked by the default run.)
+ * With -DMIXED (alone or with -DANY), the threads do not keep POSIX's
+ * binding: a thread starts a wait whatever lock the others wait with, so
+ * c's queue holds waiters of m1 and m2 (or m1 and L) at once, which
+ * glibc tolerates and lib/cond.c handles with one round per lock.
  * WHAT IS MODELLED, as in the C code:
  *   - c's byte (WAITERS), set by the waiter's validate and cleared by
  *     whoever leaves the queue empty; signal's fast path (byte 0: return);
@@ -36,13 +40,17 @@
  *     mutex's after a requeue, and clear that object's bit if it was the
  *     last), then the hand-off or pl_mutex_lock, and the return value;
  *   - signal and broadcast: the guess read from the oldest waiter's token
- *     (pl_unpark_filter, one critical section), then
+ *     (pl_unpark_filter, one critical section, which for a broadcast also
+ *     counts the waiters: its bound on rounds), then
  *     pl_unpark_requeue_token (another): wake_validate (empty queue: clear
  *     the byte; another token at the head: retry with it; else the CAS
  *     that sets PARKED on a held mutex), the operation on the waiters with
  *     that token (wake one, move one, wake one and move the rest, move
  *     all), and wake_callback (the byte, PARKED on a free mutex when
- *     threads were moved onto it) as a separate step;
+ *     threads were moved onto it) as a separate step; a broadcast that
+ *     leaves waiters of another lock (have_more after its operation, or
+ *     a mutex's waiter that wake_any skipped) guesses again, for as many
+ *     rounds as it counted waiters (-DMIXED makes such queues);
  *   - -DANY: the wait of pl_cond_clockwait_any: validate (the byte) and
  *     enqueue with park token ANY_LOCK, before_sleep's unlock(L), the
  *     sleep or the timeout (leave c's queue, clear the byte if it was the
@@ -91,8 +99,11 @@
  *      once a signal or broadcast took it off c (as 3); at the end L is
  *      free.  That a broadcast of wake_any never meets a mutex's waiter
  *      after an ANY_LOCK one (the misuse abort of two_mutexes) is
- *      asserted too: POSIX's binding, as the threads keep it, rules it
- *      out.
+ *      asserted too, unless -DMIXED: POSIX's binding, as the threads
+ *      keep it, rules it out;
+ *   6. a broadcast takes off c every thread that was waiting on it when
+ *      the broadcast began (woken, moved, or gone by its own timeout),
+ *      also when they wait with different locks (-DMIXED).
  *
  * BROKEN VARIANTS (-DBROKEN=n), each of which spin must reject:
  *   BROKEN=1  the design before the fix: the requeue acts on the mutex
@@ -129,6 +140,12 @@
  *             property 5 (a waiter of L moved onto m1).
  *   BROKEN=10 the waiter of L calls relock only when woken, not after a
  *             timeout: it returns without L (property 2).
+ * With -DMIXED:
+ *   BROKEN=11 a broadcast makes one round only (the head's lock): a
+ *             waiter of the other mutex stays on c (property 6).
+ *   BROKEN=12 (with -DANY) wake_any does not report the mutex waiters it
+ *             skipped: the broadcast ends after the round of L and
+ *             leaves m1's waiter on c (property 6).
  */
 
 #ifndef K
@@ -176,6 +193,7 @@ bool signalled[NT]; /* taken off c by a signal or broadcast */
 byte in_wait[NL];   /* threads inside a wait with each mutex (and L) */
 bool go[NL];
 byte finished = 0;
+bool since[NT];     /* on c when the running broadcast began (property 6) */
 
 inline lot_lock()
 {
@@ -202,7 +220,11 @@ inline q_remove(qi, x)
 	od;
 	qs[qi].n--;
 	qs[qi].e[qs[qi].n] = 0;
-	k = 0
+	k = 0;
+	if
+	:: qi == QC -> since[x] = false
+	:: else
+	fi
 }
 
 /* A thread woken with PLI_TOKEN_REARM sets m's PARKED again before it
@@ -504,13 +526,24 @@ inline wake_any()
 		nreq = 0; /* the threads woken */
 		j = 0;
 		do
-		:: j < qs[QC].n && ptok[qs[QC].e[j]] != ANY_LOCK ->
-			assert(nreq == 0 || !all); /* no mixed queue */
+#ifdef MIXED
+		:: j < qs[QC].n && ptok[qs[QC].e[j]] != ANY_LOCK &&
+		    nreq > 0 && all ->
+			mix = true; /* skipped: another round's */
+			j++
+#endif
+		:: j < qs[QC].n && ptok[qs[QC].e[j]] != ANY_LOCK &&
+		    (nreq == 0 || !all) ->
 			if
 			:: nreq == 0 -> gm = ptok[qs[QC].e[j]] /* seen */
 			:: else
 			fi;
 			break
+#ifndef MIXED
+		:: j < qs[QC].n && ptok[qs[QC].e[j]] != ANY_LOCK &&
+		    nreq > 0 && all ->
+			assert(false) /* a mixed queue: see waiter_body */
+#endif
 		:: j < qs[QC].n && ptok[qs[QC].e[j]] == ANY_LOCK &&
 		    (nreq == 0 || all) ->
 			w = qs[QC].e[j];
@@ -523,6 +556,9 @@ inline wake_any()
 		od;
 		j = 0;
 		w = 0;
+#if BROKEN == 12
+		mix = false; /* wake_any reports no waiters left of others */
+#endif
 		/* any_callback */
 #if BROKEN == 8
 		cbyte = 0;
@@ -537,6 +573,28 @@ inline wake_any()
 }
 #endif
 
+/* After a round of a broadcast that left waiters of other locks (mix):
+ * another round, with a new guess, while rounds last (BROKEN=11: one
+ * round only). */
+inline next_round()
+{
+	if
+	:: mix ->
+		mix = false;
+		rounds--;
+#if BROKEN != 11
+		if
+		:: rounds > 0 ->
+			lot_lock();
+			gm = (qs[QC].n > 0 -> ptok[qs[QC].e[0]] : 0);
+			lot = false
+		:: else
+		fi
+#endif
+	:: else
+	fi
+}
+
 /* pl_cond_signal (all false) or pl_cond_broadcast (all true) */
 inline cond_wake()
 {
@@ -545,12 +603,23 @@ inline cond_wake()
 	:: else ->
 		/* the guess: pl_unpark_filter, stopping at the oldest */
 		lot_lock();
-		gm = (qs[QC].n > 0 -> ptok[qs[QC].e[0]] : 0);
+		d_step {
+			gm = (qs[QC].n > 0 -> ptok[qs[QC].e[0]] : 0);
+			rounds = qs[QC].n;
+			j = 0;
+			do
+			:: all && j < qs[QC].n -> since[qs[QC].e[j]] = true; j++
+			:: else -> break
+			od;
+			j = 0
+		};
 		lot = false;
 		do
 		:: gm == 0 -> break
 #ifdef ANY
-		:: gm == ANY_LOCK -> wake_any() /* gm: the token seen, or 0 */
+		:: gm == ANY_LOCK ->
+			wake_any(); /* gm: the token seen, or 0 */
+			next_round()
 #endif
 		:: else ->
 			/* pl_unpark_requeue_token(c, gm): wake_validate */
@@ -635,7 +704,7 @@ inline cond_wake()
 				atomic {
 					if
 					:: qs[QC].n == 0 -> cbyte = 0
-					:: else
+					:: else -> mix = all /* have_more */
 					fi;
 #if BROKEN != 5
 					if
@@ -648,10 +717,22 @@ inline cond_wake()
 					nreq = 0
 				};
 				lot = false;
-				gm = 0
+				gm = 0;
+				next_round()
 			fi
 		od;
-		act = false
+		act = false;
+		/* property 6: nobody that waited when the broadcast began is
+		 * still on c (left by a wake, a move or a timeout) */
+		d_step {
+			j = 0;
+			do
+			:: j < NT -> assert(!since[j]); j++
+			:: else -> break
+			od;
+			j = 0
+		};
+		rounds = 0
 	fi
 }
 
@@ -666,7 +747,9 @@ inline waiter_body(m)
 		 * program that cannot wait now does something else) */
 		atomic {
 			if
-#ifdef ANY
+#ifdef MIXED
+			:: true -> in_wait[m]++ /* no binding: lib/cond.c copes */
+#elif defined(ANY)
 			:: in_wait[1] + in_wait[2] + in_wait[ANY_LOCK] ==
 			    in_wait[m] -> in_wait[m]++
 #else
@@ -694,8 +777,8 @@ inline waiter_body(m)
 }
 
 #define LOCALS                                                              \
-	bool got, ok, more, onm, timed, act, held, all;                     \
-	byte k, j, w, qi, res, rc, gm, nreq, mm
+	bool got, ok, more, onm, timed, act, held, all, mix;                \
+	byte k, j, w, qi, res, rc, gm, nreq, mm, rounds
 
 proctype A()
 {

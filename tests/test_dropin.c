@@ -1557,6 +1557,38 @@ Test(cond, broadcast_releases_every_waiter)
 	}
 }
 
+/* One condition variable waited on with two mutexes at once: undefined
+ * in POSIX, but glibc's broadcast releases every waiter, and so must the
+ * drop-in's (it aborted before).  Held mutexes, then free ones. */
+Test(cond, broadcast_releases_the_waiters_of_two_mutexes)
+{
+	static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	static pthread_mutex_t m[2] = { PTHREAD_MUTEX_INITIALIZER,
+		PTHREAD_MUTEX_INITIALIZER };
+	static int go[2];
+	static struct cwaiter w[4];
+	const char *what = "two mutexes";
+
+	for (int held = 1; held >= 0; held--) {
+		go[0] = go[1] = 0;
+		for (int k = 0; k < 4; k++)
+			cwaiter_start(&w[k], &c, &m[k % 2], &go[k % 2],
+			    (enum wait_how)(k / 2 * 2), CLOCK_REALTIME,
+			    MK_NORMAL, what);
+		for (int i = 0; i < 2; i++) {
+			EXPECT(what, pthread_mutex_lock(&m[i]), 0);
+			dropin_store(&go[i], 1);
+			if (!held)
+				EXPECT(what, pthread_mutex_unlock(&m[i]), 0);
+		}
+		EXPECT(what, pthread_cond_broadcast(&c), 0);
+		for (int i = 0; held && i < 2; i++)
+			EXPECT(what, pthread_mutex_unlock(&m[i]), 0);
+		for (int k = 0; k < 4; k++)
+			cwaiter_finish(&w[k], what);
+	}
+}
+
 Test(cond, destroy_after_broadcast_before_the_waiters_relock)
 {
 	static pthread_cond_t c;
