@@ -68,7 +68,7 @@
  *           clear  when the writer queue is left empty: the hand-off to
  *                  the last writer, or the timed_out of the last writer.
  *   Either bit may also be left set over an empty queue by a waiter that
- *   left without its callback: a thread that ended while parked
+ *   left without its callback: a reader that ended while parked
  *   (lib/parkinglot.c, self_destroy), or one of the parent's threads in a
  *   child after fork.  An unpark that finds the queue empty clears the
  *   bit (readers_enter_callback, wr_handoff_callback, and the last
@@ -101,6 +101,24 @@
  * waiter queued.  The one waiter that can leave with others depending on
  * it is the last parked writer timing out: readers it held back (RPARKED
  * with no WRITER) are then let in by the departing writer itself.
+ *
+ * Threads that end in a park (cancelled asynchronously, or pthread_exit
+ * in a signal handler), as for the mutex (lib/twobit.c): a writer parks
+ * with PLI_PARK_UNWOUND, so the lot tells wr_unwound while its frame is
+ * still there.  Still queued, it leaves as on a timeout, readers it held
+ * back included.  Woken to compete, it does at once what the unlock that
+ * woke it counted on, which was to take the lock and, at its own unlock,
+ * wake the writers still queued (WPARKED kept for them) and the readers
+ * parked meanwhile (RPARKED):
+ *   - if a writer may enter, it takes the lock and releases it;
+ *   - else, if readers are parked and no writer holds the lock, it lets
+ *     them in, as the last parked writer's timeout does: readers hold
+ *     the lock, and no reader's unlock wakes readers;
+ *   - else a writer holds the lock, and its unlock sees the bits.
+ * Handed the lock, it keeps it, as a lock held by a thread that ended
+ * stays held.  A reader has no such duty: readers are woken all at once,
+ * and one that ends leaves nobody behind it.  model/rwlock.pml -DDIES
+ * checks this.
  *
  * A timed call whose deadline has already passed makes the one attempt of
  * the try variant and fails: no spinning, no park, one clock read, and
@@ -427,6 +445,32 @@ wr_timed_out(void *ctx, const void *addr, bool was_last)
 	w->let_readers_in = (s & RPARKED) && !(s & WRITER);
 }
 
+/* cancelled, for the park of a writer that ends in it (PLI_PARK_UNWOUND;
+ * see "Threads that end in a park" above). */
+static void
+wr_unwound(void *ctx, pl_park_result_t r)
+{
+	struct wr_ctx *w = ctx;
+	if (r.status != PL_PARK_UNPARKED) {
+		if (w->let_readers_in) /* set by wr_timed_out */
+			readers_enter(w->l, false);
+		return;
+	}
+	if (r.token == PL_UNPARK_TOKEN_HANDOFF)
+		return;
+	uintptr_t s = __atomic_load_n(&w->l->state, __ATOMIC_RELAXED);
+	while (!(s & (WRITER | RWAIT)) && READERS(s) == 0) {
+		if (__atomic_compare_exchange_n(&w->l->state, &s,
+		        (s | WRITER) & ~WWAIT, true, __ATOMIC_ACQUIRE,
+		        __ATOMIC_RELAXED)) {
+			pl__rwlock_wrunlock_slow(w->l);
+			return;
+		}
+	}
+	if ((s & RPARKED) && !(s & WRITER))
+		readers_enter(w->l, false);
+}
+
 static int
 wrlock_until(pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
 {
@@ -467,9 +511,10 @@ wrlock_until(pl_rwlock_t *l, clockid_t clock, const struct timespec *deadline)
 			__atomic_fetch_and(&l->state, ~WWAIT, __ATOMIC_RELAXED);
 		pli_spinner_park(&sp);
 		struct wr_ctx w = { l, false };
-		pl_park_result_t r = pli_park(PLI_KIND_PL_RWLOCK | again,
-		    writer_key(l), wr_validate, NULL, wr_timed_out, &w, 0,
-		    clock, deadline, NULL);
+		pl_park_result_t r =
+		    pli_park(PLI_KIND_PL_RWLOCK | again | PLI_PARK_UNWOUND,
+		        writer_key(l), wr_validate, NULL, wr_timed_out, &w, 0,
+		        clock, deadline, wr_unwound);
 		if (r.status == PL_PARK_UNPARKED) {
 			if (r.token == PL_UNPARK_TOKEN_HANDOFF)
 				return 0; /* WRITER was set for us */

@@ -50,6 +50,9 @@ rwlock.pml | -DBARGE -DNO_FAIR          | ok | the reader-preferring entry of th
 rwlock.pml | -DBARGE -DNO_FAIR -DBROKEN=7 | assertion violated | a barging reader beside a writer
 rwlock.pml | -DBARGE -DNO_FAIR -DBROKEN=8 | assertion violated | a reader barging after its step beside a writer
 rwlock.pml | -DBROKEN=9                  | assertion violated ( !(handoff) | a writer handed the lock past the claim of the readers
+rwlock.pml | -DDIES                      | ok | a writer that ends in its park passes on what it was woken for
+rwlock.pml | -DDIES -DBROKEN=10 -DNO_BITS | invalid end state | a lost wakeup: a writer woken to compete ends, nobody told
+rwlock.pml | -DDIES -DBROKEN=11          | invalid end state | a lost wakeup: the ended writer leaves parked readers behind readers
 cond.pml   | -                           | ok | the model verifies
 cond.pml   | -DBROKEN=1                  | assertion violated (in_wait | the old design touches a mutex nobody waits with
 cond.pml   | -DBROKEN=1 -DNO_DEAD_CHECK  | assertion violated (ptok | the old design moves a waiter onto another mutex

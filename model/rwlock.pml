@@ -49,6 +49,18 @@
  *   NW writers (2) and NR readers (2) each take and release the lock
  *   ITER times (1); each attempt is timed or not, nondeterministically,
  *   and a timed park may time out whenever it is asleep.
+ *   - -DDIES: writer 0 may end, once, anywhere in its sleep (cancelled
+ *     asynchronously, or pthread_exit in a signal handler), and the
+ *     lot's cleanup of a PLI_PARK_UNWOUND park runs: leave_queue (out of
+ *     the queue with wr_timed_out(was_last) if still queued, else the
+ *     wait for its wake word), then wr_unwound: readers let in as after
+ *     a timeout; woken to compete, the lock taken and released through
+ *     the unlock's slow path if a writer may enter, else the parked
+ *     readers let in if no writer holds the lock.  The cleanup takes the
+ *     bucket lock in the same step as the end, so hand-offs to the ended
+ *     thread are left out: a lock handed to a thread that ends stays
+ *     held, as the library documents, and the others would wait for
+ *     good.
  *
  * WHAT IS ABSTRACTED:
  *   - the bucket lock is an atomic test-and-set that blocks; there is no
@@ -155,6 +167,15 @@
  *             a writer gets the lock past the readers' claim, which the
  *             hand-off asserts it never does ("assertion violated
  *             (!(handoff)||!((state&16)))").
+ *   BROKEN=10 (DIES) the writer that ends is only taken out of the queue
+ *             (self_destroy before PLI_PARK_UNWOUND: no timed_out, no
+ *             wr_unwound): woken to compete, it leaves the readers that
+ *             parked during the hold asleep on a free lock (invalid end
+ *             state, with -DNO_BITS; the final word may keep a parked
+ *             bit, which that design allowed).
+ *   BROKEN=11 (DIES) wr_unwound takes a free lock but does not let in
+ *             the parked readers when readers hold it: they sleep on
+ *             once those leave (invalid end state).
  */
 
 #ifndef NW
@@ -217,6 +238,9 @@ bit token[NT];      /* struct waiter.unpark_token */
 byte nw = 0;        /* writers in the critical section */
 byte nr = 0;        /* readers in the critical section */
 byte finished = 0;  /* threads that have done their ITER rounds */
+#ifdef DIES
+bool dead = false;  /* writer 0 has ended in its park */
+#endif
 
 /* Ghosts of property 4, updated by fair() at every change of the word or
  * of the writer queue: whether a writer was waiting, a writer held the
@@ -783,10 +807,19 @@ wloop:
 		fi;
 		may_time_out = timed;
 wsleep:
-		/* sleep_on: until the wake word is 0, or the deadline */
+		/* sleep_on: until the wake word is 0, or the deadline; with
+		 * DIES, writer 0 may end here, once, and its cleanup takes
+		 * the bucket lock at once: hand-offs to it are left out, as
+		 * a lock handed to a thread that ends stays held (and the
+		 * others would wait for good) */
 		if
 		:: futex[me] == 0 -> goto wwoken
 		:: may_time_out -> goto wtimeout
+#ifdef DIES
+		:: atomic { me == 0 && !dead && !wblk &&
+		       (queued[me] || token[me] == TOKEN_DEFAULT) ->
+			dead = true; wblk = true }; goto wdied
+#endif
 		fi;
 wtimeout:
 		bucket_lock(wblk);
@@ -816,6 +849,82 @@ wtimeout:
 			may_time_out = false;
 			goto wsleep
 		fi;
+#ifdef DIES
+wdied:
+		/* park_cancelled: leave_queue, as for a timeout but untimed,
+		 * with wr_timed_out (the frame is still there); then
+		 * wr_unwound.  BROKEN=10: self_destroy's leave_queue alone,
+		 * as before PLI_PARK_UNWOUND (no timed_out, no unwound). */
+		round = ITER; /* it does nothing more after this */
+		may_time_out = false;
+		/* the bucket lock, taken as it ended */
+		if
+		:: queued[me] ->
+			d_step {
+				wq_remove(me);
+				queued[me] = false;
+				futex[me] = 0;
+#if BROKEN != 10
+				if
+				:: wqlen == 0 ->
+					let_in = (state & RPARKED) &&
+					    !(state & WRITER);
+					state = state & ~WPARKED
+				:: else
+				fi;
+#endif
+				fair()
+			};
+			wblk = false;
+			res = R_TIMED_OUT
+		:: else ->
+			wblk = false;
+			futex[me] == 0; /* the waker's wake */
+			res = R_UNPARKED
+		fi;
+#if BROKEN == 10
+		res = 0;
+		goto wnext;
+#else
+		/* wr_unwound */
+		if
+		:: res == R_TIMED_OUT ->
+			res = 0;
+			if
+			:: let_in -> let_in = false; readers_enter(false); got = false
+			:: else
+			fi;
+			goto wnext
+		:: else ->
+			res = 0;
+			assert(token[me] == TOKEN_DEFAULT);
+			/* the lock free: take it and release it; readers
+			 * parked and no writer holding: let them in, as the
+			 * last writer's timeout does (BROKEN=11: not);
+			 * else the holder's unlock sees the parked bits */
+			atomic {
+				if
+				:: !(state & (WRITER | RWAIT)) &&
+				   READERS(state) == 0 ->
+					state = (state | WRITER) & ~WWAIT;
+					fair();
+					got = true
+				:: else ->
+					got = false;
+#if BROKEN != 11
+					let_in = (state & RPARKED) &&
+					    !(state & WRITER)
+#endif
+				fi
+			};
+			if
+			:: got -> got = false; s = state; goto wuloop
+			:: let_in -> let_in = false; readers_enter(false); got = false; goto wnext
+			:: else -> goto wnext
+			fi
+		fi;
+#endif
+#endif
 wwoken:
 		res = R_UNPARKED;
 wparked:
@@ -974,7 +1083,13 @@ init
 	finished == NT;
 	/* Everybody is done: the word is 0 (no stale parked bit or claim),
 	 * nobody is queued, the buckets are free. */
+#if BROKEN == 10
+	/* the old design left a parked bit over an empty queue, by design:
+	 * only the hang counts against it */
+	assert((state & ~(WPARKED | RPARKED)) == 0);
+#else
 	assert(state == 0);
+#endif
 	assert(wqlen == 0 && rqm == 0);
 	assert(!rblk && !wblk)
 }

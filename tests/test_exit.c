@@ -722,6 +722,223 @@ Test(exit, key_destructor_parks_in_the_last_round)
 #endif
 
 /* ------------------------------------------------------------------ */
+/* ------------------------------------------------------------------ */
+/* The rwlock's writers that end in their park (lib/rwlock.c, "Threads
+ * that end in a park").  A writer woken to compete by a write unlock
+ * (no hand-off: WRITER cleared, WPARKED kept for the writer still
+ * queued) ends in its park, from a signal handler, before it runs: it
+ * must take and release the free lock as it would have, or the writer
+ * behind it, and every reader that comes, sleep on while the lock is
+ * free.  A writer that ends still queued, the last, lets in the readers
+ * it held back, as its timeout would have.                            */
+
+static pl_rwlock_t rwe;
+#define RWE_WKEY ((const void *)((const char *)&rwe + 1))
+
+struct rw_party {
+	bool writer;
+	int returned; /* atomic: its lock call returned */
+	int release;  /* atomic: may unlock */
+	pid_t tid;    /* atomic */
+};
+
+static void *
+rw_party_main(void *arg)
+{
+	struct rw_party *p = arg;
+	tu_store_tid(&p->tid);
+	if (p->writer)
+		pl_rwlock_wrlock(&rwe);
+	else
+		pl_rwlock_rdlock(&rwe);
+	__atomic_store_n(&p->returned, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&p->release, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (p->writer)
+		pl_rwlock_wrunlock(&rwe);
+	else
+		pl_rwlock_rdunlock(&rwe);
+	return NULL;
+}
+
+static bool
+rw_party_asleep(void *arg)
+{
+	struct rw_party *p = arg;
+	return tu_thread_in_futex(__atomic_load_n(&p->tid, __ATOMIC_ACQUIRE));
+}
+
+static pthread_t
+rw_party_park(struct rw_party *p, bool writer, const void *key, size_t n)
+{
+	*p = (struct rw_party){ writer, 0, 0, 0 };
+	pthread_t t = tu_spawn(rw_party_main, p);
+	ASSERT_PARKED(key, n);
+	cr_assert(tu_wait_until(rw_party_asleep, p, TU_WAIT_NS),
+	    "the %s did not sleep in the futex", writer ? "writer" : "reader");
+	return t;
+}
+
+/* The write unlock's wake of the oldest writer when the fairness timer
+ * has not fired (lib/rwlock.c, wr_handoff_callback): WRITER cleared,
+ * WPARKED kept while writers stay queued, the woken one to compete. */
+static uintptr_t
+rw_compete_callback(pl_unpark_result_t r, void *ctx)
+{
+	uintptr_t n = ~(uintptr_t)PL_RWLOCK_WRITER;
+	if (!r.have_more)
+		n &= ~(uintptr_t)PL_RWLOCK_WRITER_PARKED;
+	*(bool *)ctx = r.have_more;
+	__atomic_fetch_and(&rwe.state, n, __ATOMIC_RELEASE);
+	return PL_UNPARK_TOKEN_DEFAULT;
+}
+
+static bool
+rw_party_returned(void *arg)
+{
+	return __atomic_load_n(
+	    &((struct rw_party *)arg)->returned, __ATOMIC_ACQUIRE);
+}
+
+Test(exit, rwlock_writer_woken_to_compete_ends_and_wakes_the_next)
+{
+	struct sigaction old;
+	install_exit_handler(SIGUSR2, rearm_exit_handler, &old);
+	__atomic_store_n(&rearm_in_handler, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&rearm_may_exit, 0, __ATOMIC_RELAXED);
+	struct lot_state before;
+	lot_state_before(&before, RWE_WKEY);
+
+	pl_rwlock_wrlock(&rwe);
+	struct rw_party w[2], r;
+	pthread_t t[2], tr;
+	for (int i = 0; i < 2; i++)
+		t[i] = rw_party_park(&w[i], true, RWE_WKEY, (size_t)i + 1);
+	cr_assert(pthread_kill(t[0], SIGUSR2) == 0);
+	int64_t end = tu_now_ns() + TU_WAIT_NS;
+	while (!__atomic_load_n(&rearm_in_handler, __ATOMIC_ACQUIRE)) {
+		cr_assert(tu_now_ns() < end, "the signal handler did not run");
+		sched_yield();
+	}
+	bool more = false;
+	cr_assert(
+	    pl_unpark_one(RWE_WKEY, rw_compete_callback, &more).unparked == 1);
+	cr_assert(more && count_parked(RWE_WKEY) == 1);
+	__atomic_store_n(&rearm_may_exit, 1, __ATOMIC_RELEASE);
+	cr_assert(tu_join(t[0]) == (void *)(uintptr_t)0x52);
+	cr_assert(!w[0].returned, "the lock call returned to an ended thread");
+	cr_assert(sigaction(SIGUSR2, &old, NULL) == 0);
+
+	/* Nobody else uses the lock: the writer behind must get it. */
+	cr_assert(tu_wait_until(rw_party_returned, &w[1], TU_WAIT_NS),
+	    "the writer behind the ended one still waits after 10 s "
+	    "(state %#lx, %zu writers parked)",
+	    (unsigned long)rwe.state, count_parked(RWE_WKEY));
+	__atomic_store_n(&w[1].release, 1, __ATOMIC_RELEASE);
+	tu_join(t[1]);
+	r = (struct rw_party){ false, 0, 1, 0 };
+	tr = tu_spawn(rw_party_main, &r);
+	cr_assert(tu_wait_until(rw_party_returned, &r, TU_WAIT_NS),
+	    "a reader waits on the free lock (state %#lx)",
+	    (unsigned long)rwe.state);
+	tu_join(tr);
+	cr_assert(rwe.state == 0, "state %#lx", (unsigned long)rwe.state);
+	cr_assert(count_parked(RWE_WKEY) == 0 && count_parked(&rwe) == 0);
+	assert_lot_settled(&before, "after the exit");
+}
+
+/* A reader holds the lock, a writer parks behind it and a reader behind
+ * the writer.  The writer is woken to compete, the last writer queued
+ * (WPARKED cleared, as rd_handoff_callback does when it cannot hand
+ * off), and ends before it runs: the reader behind it must get in beside
+ * the first, or it sleeps on, since no reader's unlock wakes readers. */
+static uintptr_t
+rw_compete_last_callback(pl_unpark_result_t r, void *ctx)
+{
+	*(bool *)ctx = r.have_more;
+	if (!r.have_more)
+		__atomic_fetch_and(&rwe.state,
+		    ~(uintptr_t)PL_RWLOCK_WRITER_PARKED, __ATOMIC_RELAXED);
+	return PL_UNPARK_TOKEN_DEFAULT;
+}
+
+Test(exit, rwlock_writer_woken_to_compete_ends_and_lets_the_readers_in)
+{
+	struct sigaction old;
+	install_exit_handler(SIGUSR2, rearm_exit_handler, &old);
+	__atomic_store_n(&rearm_in_handler, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&rearm_may_exit, 0, __ATOMIC_RELAXED);
+	struct lot_state before;
+	lot_state_before(&before, RWE_WKEY);
+
+	struct rw_party r1 = { false, 0, 0, 0 }, w, r2;
+	pthread_t t1 = tu_spawn(rw_party_main, &r1);
+	cr_assert(tu_wait_until(rw_party_returned, &r1, TU_WAIT_NS));
+	pthread_t tw = rw_party_park(&w, true, RWE_WKEY, 1);
+	pthread_t t2 = rw_party_park(&r2, false, &rwe, 1);
+	cr_assert(pthread_kill(tw, SIGUSR2) == 0);
+	int64_t end = tu_now_ns() + TU_WAIT_NS;
+	while (!__atomic_load_n(&rearm_in_handler, __ATOMIC_ACQUIRE)) {
+		cr_assert(tu_now_ns() < end, "the signal handler did not run");
+		sched_yield();
+	}
+	bool more = true;
+	cr_assert(
+	    pl_unpark_one(RWE_WKEY, rw_compete_last_callback, &more).unparked ==
+	    1);
+	cr_assert(!more);
+	__atomic_store_n(&rearm_may_exit, 1, __ATOMIC_RELEASE);
+	cr_assert(tu_join(tw) == (void *)(uintptr_t)0x52);
+	cr_assert(!w.returned, "the lock call returned to an ended thread");
+	cr_assert(sigaction(SIGUSR2, &old, NULL) == 0);
+
+	cr_assert(tu_wait_until(rw_party_returned, &r2, TU_WAIT_NS),
+	    "the reader behind the ended writer waits while a reader holds "
+	    "the lock (state %#lx, %zu readers parked)",
+	    (unsigned long)rwe.state, count_parked(&rwe));
+	__atomic_store_n(&r1.release, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&r2.release, 1, __ATOMIC_RELEASE);
+	tu_join(t1);
+	tu_join(t2);
+	cr_assert(rwe.state == 0, "state %#lx", (unsigned long)rwe.state);
+	cr_assert(count_parked(RWE_WKEY) == 0 && count_parked(&rwe) == 0);
+	assert_lot_settled(&before, "after the exit");
+}
+
+/* A reader holds the lock; a writer parks behind it, and a reader that
+ * comes after the writer parks behind the writer.  The writer ends in its
+ * park: the second reader must get in beside the first at once, not when
+ * the first leaves. */
+Test(exit, rwlock_last_writer_ends_queued_and_lets_the_readers_in)
+{
+	struct sigaction old;
+	install_exit_handler(SIGUSR2, exit_handler, &old);
+	struct lot_state before;
+	lot_state_before(&before, RWE_WKEY);
+
+	struct rw_party r1 = { false, 0, 0, 0 }, w, r2;
+	pthread_t t1 = tu_spawn(rw_party_main, &r1);
+	cr_assert(tu_wait_until(rw_party_returned, &r1, TU_WAIT_NS));
+	pthread_t tw = rw_party_park(&w, true, RWE_WKEY, 1);
+	pthread_t t2 = rw_party_park(&r2, false, &rwe, 1);
+	cr_assert(pthread_kill(tw, SIGUSR2) == 0);
+	cr_assert(tu_join(tw) == (void *)(uintptr_t)0x51);
+	cr_assert(!w.returned, "the lock call returned to an ended thread");
+	cr_assert(sigaction(SIGUSR2, &old, NULL) == 0);
+
+	cr_assert(tu_wait_until(rw_party_returned, &r2, TU_WAIT_NS),
+	    "the reader behind the ended writer waits while a reader holds "
+	    "the lock (state %#lx, %zu readers parked)",
+	    (unsigned long)rwe.state, count_parked(&rwe));
+	__atomic_store_n(&r1.release, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&r2.release, 1, __ATOMIC_RELEASE);
+	tu_join(t1);
+	tu_join(t2);
+	cr_assert(rwe.state == 0, "state %#lx", (unsigned long)rwe.state);
+	cr_assert(count_parked(RWE_WKEY) == 0 && count_parked(&rwe) == 0);
+	assert_lot_settled(&before, "after the exit");
+}
+
 /* The rwlock with a parked bit left over an empty queue: a reader or a
  * writer cancelled while parked.  The lock must go on working: the
  * holder's unlock returns, and the next readers and writers get in.  Run
