@@ -2053,6 +2053,75 @@ cxlocker_main(void *arg)
 	return NULL;
 }
 
+/* A timed wait whose deadline is before the epoch times out in glibc
+ * before its futex call, the cancellation point, so a pending
+ * cancellation does not act: ETIMEDOUT, the mutex held.  A deadline at
+ * the epoch reaches the call: cancelled, the mutex held in the cleanup
+ * handler.  (The drop-in acted on the first as on the second.) */
+struct pre_epoch {
+	pthread_mutex_t *m;
+	pthread_cond_t *c;
+	struct timespec dl;
+	bool clockwait;
+	int rc, relock_rc, in_handler;
+};
+
+static void
+pre_epoch_cleanup(void *arg)
+{
+	struct pre_epoch *p = arg;
+	p->in_handler = 1;
+	p->relock_rc = pthread_mutex_lock(p->m);
+	pthread_mutex_unlock(p->m);
+}
+
+static void *
+pre_epoch_main(void *arg)
+{
+	struct pre_epoch *p = arg;
+	pthread_mutex_lock(p->m);
+	pthread_cancel(pthread_self());
+	pthread_cleanup_push(pre_epoch_cleanup, p);
+	p->rc = p->clockwait
+	    ? pthread_cond_clockwait(p->c, p->m, CLOCK_MONOTONIC, &p->dl)
+	    : pthread_cond_timedwait(p->c, p->m, &p->dl);
+	p->relock_rc = pthread_mutex_lock(p->m);
+	pthread_cleanup_pop(0);
+	pthread_mutex_unlock(p->m);
+	return NULL;
+}
+
+Test(cancel, a_timed_wait_before_the_epoch_is_no_cancellation_point)
+{
+	static pthread_mutex_t m = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
+	static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+
+	for (int k = 0; k < 4; k++) {
+		bool before = k < 2;
+		const char *what = before ? "tv_sec -1" : "tv_sec 0";
+		struct pre_epoch p = { &m, &c, { before ? -1 : 0, 0 }, k & 1,
+			-1, -1, 0 };
+		void *ret = join_thread(spawn(pre_epoch_main, &p), what);
+		if (before) {
+			cr_assert(ret == NULL && p.rc == ETIMEDOUT,
+			    "%s: %s, the wait returned %s", what,
+			    ret == PTHREAD_CANCELED ? "cancelled" : "returned",
+			    en(p.rc));
+			cr_assert(p.relock_rc == EDEADLK,
+			    "%s: the mutex was not held after the wait (%s)",
+			    what, en(p.relock_rc));
+		} else {
+			cr_assert(ret == PTHREAD_CANCELED && p.in_handler,
+			    "%s: not cancelled (the wait returned %s)", what,
+			    en(p.rc));
+			cr_assert(p.relock_rc == EDEADLK,
+			    "%s: the mutex was not held in the handler (%s)",
+			    what, en(p.relock_rc));
+		}
+	}
+	EXPECT("end", in_other(op_trylock, &m), 0);
+}
+
 Test(cancel, mutex_lock_is_not_a_cancellation_point)
 {
 	static pthread_mutex_t m;
@@ -2611,6 +2680,96 @@ rwwaiter_main(void *arg)
 	dropin_store(&w->got, 1);
 	w->unlock_rc = w->rc == 0 ? pthread_rwlock_unlock(w->l) : 0;
 	return NULL;
+}
+
+/* The timed calls with no deadline: glibc's header declares it nonnull,
+ * but glibc takes NULL as no timeout, and then checks no clock until it
+ * must wait (the drop-in crashed).  A free lock is taken at once, a held
+ * one waited for until it is released.  (A held one with a clock that
+ * cannot time a wait keeps glibc spinning for good: left out.)  NULL
+ * through a volatile, so that the compiler does not see it. */
+static const struct timespec *volatile no_deadline;
+
+static int
+rw_no_deadline(pthread_rwlock_t *l, int k)
+{
+	switch (k) {
+	case 0:
+		return pthread_rwlock_timedrdlock(l, no_deadline);
+	case 1:
+		return pthread_rwlock_timedwrlock(l, no_deadline);
+	case 2:
+		return pthread_rwlock_clockrdlock(
+		    l, CLOCK_MONOTONIC, no_deadline);
+	default:
+		return pthread_rwlock_clockwrlock(
+		    l, CLOCK_REALTIME, no_deadline);
+	}
+}
+
+static const char *const rw_no_deadline_names[] = { "timedrdlock(NULL)",
+	"timedwrlock(NULL)", "clockrdlock(MONOTONIC, NULL)",
+	"clockwrlock(REALTIME, NULL)" };
+
+struct rwnd {
+	pthread_rwlock_t *l;
+	int k;
+	pid_t tid;
+	int got;
+	int rc, unlock_rc;
+};
+
+static void *
+rwnd_main(void *arg)
+{
+	struct rwnd *w = arg;
+
+	dropin_record_tid(&w->tid);
+	w->rc = rw_no_deadline(w->l, w->k);
+	dropin_store(&w->got, 1);
+	w->unlock_rc = w->rc == 0 ? pthread_rwlock_unlock(w->l) : 0;
+	return NULL;
+}
+
+Test(rwlock, timed_calls_without_a_deadline_wait_untimed)
+{
+	static pthread_rwlock_t l;
+
+	for (size_t i = 0; i < NRWVARS; i++) {
+		rw_make(&l, &rwvars[i]);
+		for (int k = 0; k < 4; k++) {
+			char what[128];
+			struct rwnd w = { &l, k, 0, 0, -1, -1 };
+			pthread_t t;
+
+			snprintf(what, sizeof what, "%s, %s", rwvars[i].name,
+			    rw_no_deadline_names[k]);
+			EXPECT(what, rw_no_deadline(&l, k), 0);
+			EXPECT(what, pthread_rwlock_unlock(&l), 0);
+			EXPECT(what, pthread_rwlock_wrlock(&l), 0);
+			t = spawn(rwnd_main, &w);
+			cr_assert(dropin_wait_blocked(&w.tid),
+			    "%s: the waiter did not block", what);
+			cr_assert(!dropin_load(&w.got), "%s: got in", what);
+			EXPECT(what, pthread_rwlock_unlock(&l), 0);
+			join_thread(t, what);
+			cr_assert(w.rc == 0 && w.unlock_rc == 0,
+			    "%s: the waiter's call returned %s, its unlock %s",
+			    what, en(w.rc), en(w.unlock_rc));
+		}
+		const char *what = rwvars[i].name;
+		EXPECT(what,
+		    pthread_rwlock_clockrdlock(
+		        &l, CLOCK_PROCESS_CPUTIME_ID, no_deadline),
+		    0);
+		EXPECT(what, pthread_rwlock_unlock(&l), 0);
+		EXPECT(what,
+		    pthread_rwlock_clockwrlock(
+		        &l, CLOCK_PROCESS_CPUTIME_ID, no_deadline),
+		    0);
+		EXPECT(what, pthread_rwlock_unlock(&l), 0);
+		EXPECT(what, pthread_rwlock_destroy(&l), 0);
+	}
 }
 
 /*

@@ -130,12 +130,26 @@ glibc_relock(void *m)
 	return rc;
 }
 
+/* A deadline before the epoch: glibc's wait times out before its futex
+ * call, which is its cancellation point (the kernel would refuse such a
+ * deadline), so a pending cancellation does not act; a later deadline
+ * that has passed reaches the call, and it does. */
+static inline bool
+before_the_epoch(const struct timespec *deadline)
+{
+	return deadline && deadline->tv_sec < 0;
+}
+
 static int
 wait_glibc_mutex(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     const struct timespec *deadline, bool *retaken)
 {
 	if (__atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED) != gettid())
 		return EPERM;
+	if (before_the_epoch(deadline)) {
+		*retaken = true; /* never released */
+		return ETIMEDOUT;
+	}
 	struct timespec buf;
 	pl__park_as(PLI_KIND_PL_COND, PLI_KIND_PTHREAD_COND);
 	int rc = pl_cond_clockwait_any(&dc(c)->cond, m, glibc_unlock,
@@ -187,8 +201,12 @@ wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	pl__park_as(PLI_KIND_PL_COND, PLI_KIND_PTHREAD_COND);
 	pl__park_as(PLI_KIND_PL_MUTEX, dm_park_kind(kind));
 	pthread_cleanup_push(pli_dm_reacquired, &saved);
-	rc = pl_cond_clockwait(
-	    &dc(c)->cond, &dm(m)->lock, clock, dropin_deadline(deadline, &buf));
+	if (before_the_epoch(deadline)) /* no cancellation point */
+		rc = pl_cond_timedwait(&dc(c)->cond, &dm(m)->lock,
+		    dropin_deadline(deadline, &buf));
+	else
+		rc = pl_cond_clockwait(
+		    &dc(c)->cond, &dm(m)->lock, clock, deadline);
 	pthread_cleanup_pop(1);
 	return rc;
 }

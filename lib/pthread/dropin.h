@@ -204,6 +204,17 @@ dropin_deadline(const struct timespec *ts, struct timespec *buf)
 	return ts;
 }
 
+/* Whether p is NULL, for an argument that glibc's header declares
+ * __nonnull while glibc's code accepts NULL there (the rwlock's timed
+ * calls: no deadline): the compiler may not fold the test away on the
+ * strength of the attribute. */
+static inline bool
+dropin_is_null(const void *p)
+{
+	__asm__("" : "+r"(p));
+	return p == NULL;
+}
+
 static inline bool
 dropin_clock_ok(clockid_t c)
 {

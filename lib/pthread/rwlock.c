@@ -237,6 +237,8 @@ rdlock(pthread_rwlock_t *l, enum how how, clockid_t clock,
 	struct drw *d = drw(l);
 	if (PL_UNLIKELY(is_glibc(l)))
 		return rdlock_glibc(l, how, clock, deadline);
+	if (how == TIMED && dropin_is_null(deadline)) /* glibc: untimed */
+		how = LOCK;
 	if (how == TIMED &&
 	    (!dropin_clock_ok(clock) || !dropin_nsec_ok(deadline)))
 		return EINVAL;
@@ -293,6 +295,8 @@ wrlock(pthread_rwlock_t *l, enum how how, clockid_t clock,
 	struct drw *d = drw(l);
 	if (PL_UNLIKELY(is_glibc(l)))
 		return wrlock_glibc(l, how, clock, deadline);
+	if (how == TIMED && dropin_is_null(deadline)) /* glibc: untimed */
+		how = LOCK;
 	if (how == TIMED &&
 	    (!dropin_clock_ok(clock) || !dropin_nsec_ok(deadline)))
 		return EINVAL;
