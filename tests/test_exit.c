@@ -366,6 +366,17 @@ rearm_exit_handler(int sig)
 	pthread_exit((void *)(uintptr_t)0x52);
 }
 
+/* Until the thread sent SIGUSR2 runs rearm_exit_handler. */
+static void
+wait_in_exit_handler(void)
+{
+	int64_t end = tu_now_ns() + TU_WAIT_NS;
+	while (!__atomic_load_n(&rearm_in_handler, __ATOMIC_ACQUIRE)) {
+		cr_assert(tu_now_ns() < end, "the signal handler did not run");
+		sched_yield();
+	}
+}
+
 struct rearm_victim {
 	pl_mutex_t *m;   /* the mutex, or NULL for the bit lock */
 	uintptr_t *word; /* the bit lock's word */
@@ -415,11 +426,7 @@ rearm_then_exit(bool bitlock, bool free)
 		ASSERT_PARKED(addr, (size_t)i + 1);
 	}
 	cr_assert(pthread_kill(t[0], SIGUSR2) == 0);
-	int64_t end = tu_now_ns() + TU_WAIT_NS;
-	while (!__atomic_load_n(&rearm_in_handler, __ATOMIC_ACQUIRE)) {
-		cr_assert(tu_now_ns() < end, "the signal handler did not run");
-		sched_yield();
-	}
+	wait_in_exit_handler();
 
 	/* The unlock's wake: t[0] dequeued with the re-arm, P cleared, the
 	 * lock still ours. */
@@ -793,6 +800,17 @@ rw_compete_callback(pl_unpark_result_t r, void *ctx)
 	return PL_UNPARK_TOKEN_DEFAULT;
 }
 
+/* SIGUSR2 runs rearm_exit_handler (the old action in *old), and *before
+ * is the lot's state at the start. */
+static void
+rw_exit_setup(struct sigaction *old, struct lot_state *before)
+{
+	install_exit_handler(SIGUSR2, rearm_exit_handler, old);
+	__atomic_store_n(&rearm_in_handler, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&rearm_may_exit, 0, __ATOMIC_RELAXED);
+	lot_state_before(before, RWE_WKEY);
+}
+
 static bool
 rw_party_returned(void *arg)
 {
@@ -803,11 +821,8 @@ rw_party_returned(void *arg)
 Test(exit, rwlock_writer_woken_to_compete_ends_and_wakes_the_next)
 {
 	struct sigaction old;
-	install_exit_handler(SIGUSR2, rearm_exit_handler, &old);
-	__atomic_store_n(&rearm_in_handler, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&rearm_may_exit, 0, __ATOMIC_RELAXED);
 	struct lot_state before;
-	lot_state_before(&before, RWE_WKEY);
+	rw_exit_setup(&old, &before);
 
 	pl_rwlock_wrlock(&rwe);
 	struct rw_party w[2], r;
@@ -815,11 +830,7 @@ Test(exit, rwlock_writer_woken_to_compete_ends_and_wakes_the_next)
 	for (int i = 0; i < 2; i++)
 		t[i] = rw_party_park(&w[i], true, RWE_WKEY, (size_t)i + 1);
 	cr_assert(pthread_kill(t[0], SIGUSR2) == 0);
-	int64_t end = tu_now_ns() + TU_WAIT_NS;
-	while (!__atomic_load_n(&rearm_in_handler, __ATOMIC_ACQUIRE)) {
-		cr_assert(tu_now_ns() < end, "the signal handler did not run");
-		sched_yield();
-	}
+	wait_in_exit_handler();
 	/* This thread's write unlock, done by hand: ThreadSanitizer is told
 	 * as pl_rwlock_wrunlock tells it. */
 	bool more = false;
@@ -851,6 +862,38 @@ Test(exit, rwlock_writer_woken_to_compete_ends_and_wakes_the_next)
 	assert_lot_settled(&before, "after the exit");
 }
 
+/* A reader (r1) holds the lock, a writer (w) parks behind it and a
+ * reader (r2) behind the writer; w is sent SIGUSR2. */
+static void
+rw_reader_writer_reader(struct rw_party *r1, pthread_t *t1, struct rw_party *w,
+    pthread_t *tw, struct rw_party *r2, pthread_t *t2)
+{
+	*r1 = (struct rw_party){ false, 0, 0, 0 };
+	*t1 = tu_spawn(rw_party_main, r1);
+	cr_assert(tu_wait_until(rw_party_returned, r1, TU_WAIT_NS));
+	*tw = rw_party_park(w, true, RWE_WKEY, 1);
+	*t2 = rw_party_park(r2, false, &rwe, 1);
+	cr_assert(pthread_kill(*tw, SIGUSR2) == 0);
+}
+
+/* Once w has ended: r2 must get in beside r1, and both leave. */
+static void
+rw_second_reader_gets_in(struct rw_party *r1, pthread_t t1, struct rw_party *r2,
+    pthread_t t2, const struct lot_state *before)
+{
+	cr_assert(tu_wait_until(rw_party_returned, r2, TU_WAIT_NS),
+	    "the reader behind the ended writer waits while a reader holds "
+	    "the lock (state %#lx, %zu readers parked)",
+	    (unsigned long)rwe.state, count_parked(&rwe));
+	__atomic_store_n(&r1->release, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&r2->release, 1, __ATOMIC_RELEASE);
+	tu_join(t1);
+	tu_join(t2);
+	cr_assert(rwe.state == 0, "state %#lx", (unsigned long)rwe.state);
+	cr_assert(count_parked(RWE_WKEY) == 0 && count_parked(&rwe) == 0);
+	assert_lot_settled(before, "after the exit");
+}
+
 /* A reader holds the lock, a writer parks behind it and a reader behind
  * the writer.  The writer is woken to compete, the last writer queued
  * (WPARKED cleared, as rd_handoff_callback does when it cannot hand
@@ -869,23 +912,13 @@ rw_compete_last_callback(pl_unpark_result_t r, void *ctx)
 Test(exit, rwlock_writer_woken_to_compete_ends_and_lets_the_readers_in)
 {
 	struct sigaction old;
-	install_exit_handler(SIGUSR2, rearm_exit_handler, &old);
-	__atomic_store_n(&rearm_in_handler, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&rearm_may_exit, 0, __ATOMIC_RELAXED);
 	struct lot_state before;
-	lot_state_before(&before, RWE_WKEY);
+	rw_exit_setup(&old, &before);
 
-	struct rw_party r1 = { false, 0, 0, 0 }, w, r2;
-	pthread_t t1 = tu_spawn(rw_party_main, &r1);
-	cr_assert(tu_wait_until(rw_party_returned, &r1, TU_WAIT_NS));
-	pthread_t tw = rw_party_park(&w, true, RWE_WKEY, 1);
-	pthread_t t2 = rw_party_park(&r2, false, &rwe, 1);
-	cr_assert(pthread_kill(tw, SIGUSR2) == 0);
-	int64_t end = tu_now_ns() + TU_WAIT_NS;
-	while (!__atomic_load_n(&rearm_in_handler, __ATOMIC_ACQUIRE)) {
-		cr_assert(tu_now_ns() < end, "the signal handler did not run");
-		sched_yield();
-	}
+	struct rw_party r1, w, r2;
+	pthread_t t1, tw, t2;
+	rw_reader_writer_reader(&r1, &t1, &w, &tw, &r2, &t2);
+	wait_in_exit_handler();
 	bool more = true;
 	cr_assert(
 	    pl_unpark_one(RWE_WKEY, rw_compete_last_callback, &more).unparked ==
@@ -896,17 +929,7 @@ Test(exit, rwlock_writer_woken_to_compete_ends_and_lets_the_readers_in)
 	cr_assert(!w.returned, "the lock call returned to an ended thread");
 	cr_assert(sigaction(SIGUSR2, &old, NULL) == 0);
 
-	cr_assert(tu_wait_until(rw_party_returned, &r2, TU_WAIT_NS),
-	    "the reader behind the ended writer waits while a reader holds "
-	    "the lock (state %#lx, %zu readers parked)",
-	    (unsigned long)rwe.state, count_parked(&rwe));
-	__atomic_store_n(&r1.release, 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&r2.release, 1, __ATOMIC_RELEASE);
-	tu_join(t1);
-	tu_join(t2);
-	cr_assert(rwe.state == 0, "state %#lx", (unsigned long)rwe.state);
-	cr_assert(count_parked(RWE_WKEY) == 0 && count_parked(&rwe) == 0);
-	assert_lot_settled(&before, "after the exit");
+	rw_second_reader_gets_in(&r1, t1, &r2, t2, &before);
 }
 
 /* A reader holds the lock; a writer parks behind it, and a reader that
@@ -920,27 +943,14 @@ Test(exit, rwlock_last_writer_ends_queued_and_lets_the_readers_in)
 	struct lot_state before;
 	lot_state_before(&before, RWE_WKEY);
 
-	struct rw_party r1 = { false, 0, 0, 0 }, w, r2;
-	pthread_t t1 = tu_spawn(rw_party_main, &r1);
-	cr_assert(tu_wait_until(rw_party_returned, &r1, TU_WAIT_NS));
-	pthread_t tw = rw_party_park(&w, true, RWE_WKEY, 1);
-	pthread_t t2 = rw_party_park(&r2, false, &rwe, 1);
-	cr_assert(pthread_kill(tw, SIGUSR2) == 0);
+	struct rw_party r1, w, r2;
+	pthread_t t1, tw, t2;
+	rw_reader_writer_reader(&r1, &t1, &w, &tw, &r2, &t2);
 	cr_assert(tu_join(tw) == (void *)(uintptr_t)0x51);
 	cr_assert(!w.returned, "the lock call returned to an ended thread");
 	cr_assert(sigaction(SIGUSR2, &old, NULL) == 0);
 
-	cr_assert(tu_wait_until(rw_party_returned, &r2, TU_WAIT_NS),
-	    "the reader behind the ended writer waits while a reader holds "
-	    "the lock (state %#lx, %zu readers parked)",
-	    (unsigned long)rwe.state, count_parked(&rwe));
-	__atomic_store_n(&r1.release, 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&r2.release, 1, __ATOMIC_RELEASE);
-	tu_join(t1);
-	tu_join(t2);
-	cr_assert(rwe.state == 0, "state %#lx", (unsigned long)rwe.state);
-	cr_assert(count_parked(RWE_WKEY) == 0 && count_parked(&rwe) == 0);
-	assert_lot_settled(&before, "after the exit");
+	rw_second_reader_gets_in(&r1, t1, &r2, t2, &before);
 }
 
 /* The rwlock with a parked bit left over an empty queue: a reader or a
