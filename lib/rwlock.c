@@ -87,7 +87,9 @@
  *     oldest parked writer: one CAS drops its count and sets WRITER.
  *   - A writer's unlock with only WPARKED set wakes one writer: with a
  *     hand-off when the bucket's fairness timer fired and no reader
- *     claims the next phase (RWAIT), else to compete.
+ *     claims the next phase (RWAIT), else to compete; and if readers
+ *     parked since the unlock looked (RPARKED at the callback's CAS), it
+ *     keeps the lock and lets them in first (wr_handoff_callback).
  *     A woken writer (or reader) that loses and parks again keeps its
  *     turn in its queue (PLI_PARK_AGAIN; lib/parkinglot.c, "Turns"), so
  *     the next wake, and the timer's hand-off, go to the writer that has
@@ -560,33 +562,50 @@ pl_rwlock_timedwrlock(pl_rwlock_t *l, const struct timespec *deadline)
 }
 
 /* Writer bucket locked: pass the lock to the next writer, directly when
- * the fairness timer fired, else wake it to compete.  WRITER stays set
- * until this CAS, so readers arriving meanwhile still park (and set
- * RPARKED, which the woken writer's unlock will honour).  Never directly
+ * the fairness timer fired, else wake it to compete.  Never directly
  * past RWAIT: readers spinning through this hold have claimed the next
  * phase, and the woken writer, competing, stays out until they are in
- * (a hand-off there made them wait through a second writer's hold).  If
- * the writers had all timed out, leave the word alone: the unlocker
+ * (a hand-off there made them wait through a second writer's hold).
+ *
+ * Nor past readers parked since the unlock looked at the word (it saw no
+ * RPARKED): they waited through this hold, and API.md lets them in
+ * before any waiting writer.  WRITER stays set until this CAS, so such
+ * readers did park, and set RPARKED, which this CAS sees; then the lock
+ * stays ours, the woken writer competes, finds it held and parks again
+ * at its turn, and the unlock goes round to the readers (readers_first).
+ * A wake that was not needed, in a window of some instructions; before,
+ * those readers waited through the woken writer's hold.  (The reader's
+ * validate and this CAS run under different bucket locks: one of them
+ * comes first on the word, and a reader that comes second sees WRITER
+ * clear and does not park behind this hold.)
+ *
+ * If the writers had all timed out, leave the word alone: the unlocker
  * looks again. */
+struct wr_unlock {
+	pl_rwlock_t *l;
+	bool readers_first;
+};
+
 static uintptr_t
 wr_handoff_callback(pl_unpark_result_t r, void *ctx)
 {
-	pl_rwlock_t *l = ctx;
+	struct wr_unlock *u = ctx;
 	if (r.unparked == 0) {
 		/* Nobody queued: WPARKED was left by writers that ended
 		 * while parked (or by a fork). */
-		__atomic_fetch_and(&l->state, ~WPARKED, __ATOMIC_RELAXED);
+		__atomic_fetch_and(&u->l->state, ~WPARKED, __ATOMIC_RELAXED);
 		return PL_UNPARK_TOKEN_DEFAULT;
 	}
 	bool handoff;
-	uintptr_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED), n;
+	uintptr_t s = __atomic_load_n(&u->l->state, __ATOMIC_RELAXED), n;
 	do {
-		handoff = r.be_fair && !(s & RWAIT);
-		n = handoff ? s : s & ~WRITER;
+		u->readers_first = s & RPARKED;
+		handoff = !u->readers_first && r.be_fair && !(s & RWAIT);
+		n = handoff || u->readers_first ? s : s & ~WRITER;
 		if (!r.have_more)
 			n &= ~WPARKED;
 	} while (!__atomic_compare_exchange_n(
-	    &l->state, &s, n, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	    &u->l->state, &s, n, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 	return handoff ? PL_UNPARK_TOKEN_HANDOFF : PL_UNPARK_TOKEN_DEFAULT;
 }
 
@@ -605,10 +624,13 @@ pl__rwlock_wrunlock_slow(pl_rwlock_t *l)
 				return;
 			/* They had all timed out; RPARKED is clear now. */
 		} else if (s & WPARKED) {
-			if (pl_unpark_one(writer_key(l), wr_handoff_callback, l)
-			        .unparked)
+			struct wr_unlock u = { l, false };
+			if (pl_unpark_one(writer_key(l), wr_handoff_callback, &u)
+			        .unparked &&
+			    !u.readers_first)
 				return;
-			/* They had all timed out; WPARKED is clear now. */
+			/* The writers had all timed out (WPARKED is clear
+			 * now), or readers parked meanwhile (RPARKED). */
 		} else if (__atomic_compare_exchange_n(&l->state, &s,
 		               s & ~WRITER, true, __ATOMIC_RELEASE,
 		               __ATOMIC_RELAXED)) {

@@ -25,8 +25,8 @@
  *      m1 and broadcasts, then go[L] under L and broadcasts (POSIX: the
  *      predicate changes under the waiters' lock).
  * (B choosing m1 or L, as it chooses m1 or m2 without -DANY, takes over
- * 30 M states even with C untimed and waiting once: at check.sh's bound
- * of 2 GB; two waiters with m1 are checked by the default run.)
+ * 30 M states even with C untimed and waiting once: at the bound of 2 GB
+ * check.sh had then; two waiters with m1 are checked by the default run.)
  * With -DMIXED (alone or with -DANY), the threads do not keep POSIX's
  * binding: a thread starts a wait whatever lock the others wait with, so
  * c's queue holds waiters of m1 and m2 (or m1 and L) at once, which

@@ -60,7 +60,9 @@
  *     bucket lock in the same step as the end, so hand-offs to the ended
  *     thread are left out: a lock handed to a thread that ends stays
  *     held, as the library documents, and the others would wait for
- *     good.
+ *     good.  The readers' attempts are untimed in this case
+ *     (the writers' may time out as usual), to keep it small: with
+ *     every attempt timed it passes 34 M states.
  *
  * WHAT IS ABSTRACTED:
  *   - the bucket lock is an atomic test-and-set that blocks; there is no
@@ -122,7 +124,13 @@
  *      WWAIT and parking, with the lock free, is not waiting (it takes a
  *      free lock, or loses it to whoever came first);
  *   5. timed-out waiters leave no trace: 2 and 3 hold with timeouts
- *      everywhere (the queues hold nobody who left, the bits follow).
+ *      everywhere (the queues hold nobody who left, the bits follow);
+ *   6. readers first at a write release: when a writer's unlock passes
+ *      the lock on (clears WRITER, or hands it to a writer), no reader is
+ *      parked, unless it lets every parked reader in at that step
+ *      (readers_enter): a reader that parked during the hold, also one
+ *      that did so after the unlock looked at the word, enters before
+ *      the next writer (-DNO_P6 leaves it out).
  *   -DARRIVAL adds the second half of API.md's statement: a reader that
  *   arrives while a writer waits (and no writer holds the lock) does not
  *   enter before a writer has had the lock (or the wait ended).  It
@@ -167,6 +175,10 @@
  *             a writer gets the lock past the readers' claim, which the
  *             hand-off asserts it never does ("assertion violated
  *             (!(handoff)||!((state&16)))").
+ *   BROKEN=12 wr_handoff_callback ignores RPARKED (as before 2026-12-07):
+ *             a reader that parked after the unlock looked at the word
+ *             waits through the woken writer's hold (assertion violated:
+ *             property 6).
  *   BROKEN=10 (DIES) the writer that ends is only taken out of the queue
  *             (self_destroy before PLI_PARK_UNWOUND: no timed_out, no
  *             wr_unwound): woken to compete, it leaves the readers that
@@ -174,8 +186,15 @@
  *             state, with -DNO_BITS; the final word may keep a parked
  *             bit, which that design allowed).
  *   BROKEN=11 (DIES) wr_unwound takes a free lock but does not let in
- *             the parked readers when readers hold it: they sleep on
- *             once those leave (invalid end state).
+ *             the parked readers when readers hold it.  Not found within
+ *             these bounds: since the unlock lets readers parked during a
+ *             hold in first (property 6), the state needs a writer woken
+ *             to compete by the last reader's unlock after the writers
+ *             before it timed out, with three readers (one leaving, one
+ *             inside, one parked); tests/test_exit.c stages it
+ *             (exit::rwlock_writer_woken_to_compete_ends_and_lets_the_
+ *             readers_in).  Before that fix spin found it at once, through
+ *             the race property 6 closes.
  */
 
 #ifndef NW
@@ -412,10 +431,14 @@ proctype Reader(byte me)
 	:: round < ITER ->
 		round++;
 		waited = false;
+#ifdef DIES
+		timed = false; /* the timeouts: the other runs' */
+#else
 		if
 		:: timed = true
 		:: timed = false
 		fi;
+#endif
 
 		/* ---- pl_rwlock_rdlock: tryrdlock_raw ---- */
 		atomic {
@@ -689,6 +712,7 @@ proctype Writer(byte me)
 {
 	byte round = 0;
 	bool got, timed, may_time_out, handoff, have_more, be_fair, let_in;
+	bool rfirst;
 	byte s, n, res, k, w, wl;
 
 	do
@@ -993,19 +1017,36 @@ wuloop:
 					wq_remove(w);
 					got = true;
 					have_more = wqlen > 0;
-					/* wr_handoff_callback: a hand-off
-					 * only while no reader claims the
-					 * next phase (BROKEN=9: whatever
-					 * RWAIT says) */
-#if BROKEN == 9
-					handoff = be_fair;
+					/* wr_handoff_callback: readers parked
+					 * since the unlock looked go first:
+					 * the lock stays ours, the woken
+					 * writer competes (BROKEN=12: as
+					 * before 2026-12-07, not) */
+#if BROKEN == 12
+					rfirst = false;
 #else
-					handoff = be_fair && !(state & RWAIT);
+					rfirst = (state & RPARKED) != 0;
+#endif
+					/* a hand-off only while no reader
+					 * claims the next phase (BROKEN=9:
+					 * whatever RWAIT says) */
+#if BROKEN == 9
+					handoff = !rfirst && be_fair;
+#else
+					handoff = !rfirst && be_fair &&
+					    !(state & RWAIT);
 #endif
 					/* RWAIT: no writer gets the lock
 					 * before the claiming readers have */
 					assert(!handoff || !(state & RWAIT));
-					n = (handoff -> state : state & ~WRITER);
+					/* property 6: the lock passes on at a
+					 * write release only with no reader
+					 * parked */
+#ifndef NO_P6
+					assert(rfirst || rqm == 0);
+#endif
+					n = (handoff || rfirst -> state :
+					    state & ~WRITER);
 					if
 					:: !have_more -> n = n & ~WPARKED
 					:: else
@@ -1023,13 +1064,20 @@ wuloop:
 			};
 			wblk = false;
 			if
-			:: got -> got = false; wake(w); w = 0; goto wnext
+			:: got && rfirst ->
+				/* the readers, on the next round */
+				got = false; rfirst = false; wake(w); w = 0
+			:: got && !rfirst -> got = false; wake(w); w = 0; goto wnext
 			:: else
 			fi
 		:: else ->
 			atomic {
 				if
-				:: state == s -> state = s & ~WRITER; fair(); got = true
+				:: state == s ->
+#ifndef NO_P6
+					assert(rqm == 0); /* property 6 */
+#endif
+					state = s & ~WRITER; fair(); got = true
 				:: else
 				fi
 			};

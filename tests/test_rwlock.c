@@ -60,6 +60,7 @@ struct actor {
 	int may_leave; /* atomic */
 	int waited;    /* atomic: done waiting for wait_readers */
 	int done;      /* atomic */
+	pid_t tid;     /* atomic */
 	pthread_t t;
 };
 
@@ -68,6 +69,7 @@ actor_main(void *arg)
 {
 	struct actor *a = arg;
 	struct script *s = a->s;
+	tu_store_tid(&a->tid);
 	if (a->write)
 		a->rc = a->timed ? pl_rwlock_timedwrlock(&s->l, &a->dl)
 		                 : (pl_rwlock_wrlock(&s->l), 0);
@@ -635,6 +637,80 @@ Test(rwlock, waiting_readers_enter_before_next_writer, .timeout = 30)
 	    late.seq, NR);
 	cr_assert(state_of(&s.l) == 0);
 	cr_assert(count_parked(&s.l) == 0 && count_parked(WKEY(&s.l)) == 0);
+}
+
+/* A reader that parks while the writer's unlock is on its way: the
+ * unlock has looked at the word (no RPARKED: nobody to let in but a
+ * writer) and waits for the writer key's bucket, held here by a probe
+ * thread inside a park callback (a tool of tests only).  The reader
+ * parks meanwhile, WRITER still set: it waited through this hold, and
+ * must enter before the writer that the unlock then wakes (API.md:
+ * "when a writer releases, every reader waiting at that moment acquires
+ * before any waiting writer").  Before, that writer went first. */
+static int race_release, race_blocking; /* atomic */
+
+static bool
+race_probe_validate(void *ctx)
+{
+	(void)ctx;
+	__atomic_store_n(&race_blocking, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&race_release, __ATOMIC_ACQUIRE))
+		tu_poll_pause();
+	return false; /* never parks */
+}
+
+static void *
+race_probe_main(void *arg)
+{
+	pl_park(arg, race_probe_validate, NULL, NULL, NULL, 0, NULL);
+	return NULL;
+}
+
+static bool
+actor_in_futex(void *arg)
+{
+	struct actor *a = arg;
+	return tu_thread_in_futex(__atomic_load_n(&a->tid, __ATOMIC_ACQUIRE));
+}
+
+Test(rwlock, a_reader_parked_while_the_unlock_looks_goes_before_the_writer,
+    .timeout = 30)
+{
+	static struct script arena[8];
+	struct script *s = NULL;
+	for (size_t i = 0; i < 8 && !s; i++)
+		if (pli_lot_bucket_of(&arena[i].l) !=
+		    pli_lot_bucket_of(WKEY(&arena[i].l)))
+			s = &arena[i];
+	cr_assert(s, "no rwlock whose keys hash to two buckets");
+	memset(s, 0, sizeof(*s));
+	static struct actor w1, w2, r;
+
+	actor_start(&w1, s, true, true);
+	cr_assert(tu_wait_int_eq(&w1.entered, 1, TU_WAIT_NS));
+	actor_start(&w2, s, true, false);
+	ASSERT_PARKED(WKEY(&s->l), 1);
+	pthread_t probe = tu_spawn(race_probe_main, (void *)WKEY(&s->l));
+	cr_assert(tu_wait_int_eq(&race_blocking, 1, TU_WAIT_NS));
+	actor_release(&w1); /* its unlock waits for the writer bucket */
+	cr_assert(tu_wait_until(actor_in_futex, &w1, TU_WAIT_NS),
+	    "the unlock did not wait for the writer key's bucket");
+	cr_assert(state_of(&s->l) == (WRITER | WPARKED), "state %#lx",
+	    (unsigned long)state_of(&s->l));
+	actor_start(&r, s, false, false);
+	ASSERT_PARKED(&s->l, 1);
+	__atomic_store_n(&race_release, 1, __ATOMIC_RELEASE);
+	tu_join(probe);
+	actor_finish(&w1, "the first writer");
+	actor_finish(&r, "the reader");
+	actor_finish(&w2, "the second writer");
+	cr_assert(r.seq == 1 && w2.seq == 2,
+	    "the reader entered as #%d and the waiting writer as #%d: the "
+	    "writer went first",
+	    r.seq, w2.seq);
+	cr_assert(w2.readers_seen == 0);
+	cr_assert(state_of(&s->l) == 0);
+	cr_assert(count_parked(&s->l) == 0 && count_parked(WKEY(&s->l)) == 0);
 }
 
 /* A reader that spun through a writer's hold claims the next phase
