@@ -358,8 +358,9 @@ pl__rwlock_rdunlock_slow(pl_rwlock_t *l)
 	 * WPARKED is set, and no writer while we still count. */
 	if (pl_unpark_one(writer_key(l), rd_handoff_callback, l).unparked)
 		return;
-	/* WPARKED with no writer queued (its writer ended while parked):
-	 * readers it held back are let in, as its timeout would have. */
+	/* No writer queued: they timed out meanwhile (the last one lets
+	 * the readers in too; twice is harmless), or WPARKED is stale after
+	 * a fork.  Readers held back are let in, as a timeout would. */
 	s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 	if ((s & RPARKED) && !(s & WRITER))
 		readers_enter(l, false);
@@ -591,8 +592,9 @@ wr_handoff_callback(pl_unpark_result_t r, void *ctx)
 {
 	struct wr_unlock *u = ctx;
 	if (r.unparked == 0) {
-		/* Nobody queued: WPARKED was left by writers that ended
-		 * while parked (or by a fork). */
+		/* Nobody queued: the writers timed out meanwhile, or
+		 * WPARKED was left by a fork (writers that end in their park
+		 * leave through wr_unwound). */
 		__atomic_fetch_and(&u->l->state, ~WPARKED, __ATOMIC_RELAXED);
 		return PL_UNPARK_TOKEN_DEFAULT;
 	}
@@ -625,7 +627,8 @@ pl__rwlock_wrunlock_slow(pl_rwlock_t *l)
 			/* They had all timed out; RPARKED is clear now. */
 		} else if (s & WPARKED) {
 			struct wr_unlock u = { l, false };
-			if (pl_unpark_one(writer_key(l), wr_handoff_callback, &u)
+			if (pl_unpark_one(
+			        writer_key(l), wr_handoff_callback, &u)
 			        .unparked &&
 			    !u.readers_first)
 				return;
