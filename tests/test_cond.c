@@ -1103,8 +1103,8 @@ struct reuse {
 	pl_mutex_t *m1; /* a byte of reuse_arena, then reused */
 	pl_cond_t *c;   /* another byte of it */
 	pl_mutex_t m2;
-	int blocking, release; /* the probe in m1's bucket (atomic) */
-	pid_t signaller_tid;   /* atomic */
+	struct tu_bucket_hold hold; /* m1's bucket, by REUSE_PROBE */
+	pid_t signaller_tid;        /* atomic */
 	bool signal_rc;
 	struct timespec a_deadline;
 	int a_rc;
@@ -1118,16 +1118,6 @@ enum { REUSE_A, REUSE_PROBE, REUSE_SIGNALLER, REUSE_B };
 
 static unsigned char reuse_arena[4096];
 
-static bool
-probe_validate(void *ctx)
-{
-	struct reuse *r = ctx;
-	__atomic_store_n(&r->blocking, 1, __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&r->release, __ATOMIC_ACQUIRE))
-		tu_poll_pause();
-	return false; /* never parks */
-}
-
 /* The scenario's threads, by role. */
 static void
 reuse_thread(void *shared, int role)
@@ -1140,7 +1130,7 @@ reuse_thread(void *shared, int role)
 		pl_mutex_unlock(r->m1);
 		break;
 	case REUSE_PROBE: /* holds m1's bucket until released */
-		pl_park(r->m1, probe_validate, NULL, NULL, r, 0, NULL);
+		tu_bucket_hold(&r->hold);
 		break;
 	case REUSE_SIGNALLER:
 		tu_store_tid(&r->signaller_tid);
@@ -1195,6 +1185,7 @@ reuse_layout(struct reuse *r)
 		}
 	}
 	cr_assert(r->m1 && r->c, "no layout found in the arena");
+	r->hold.addr = r->m1;
 }
 
 /* Up to the point where the signaller waits for m1's bucket, A has left
@@ -1212,7 +1203,7 @@ run_reuse(void (*reuse_m1)(struct reuse *), bool with_b)
 	reuse_start(r, REUSE_A);
 	ASSERT_PARKED(r->c, 1);
 	reuse_start(r, REUSE_PROBE);
-	cr_assert(tu_wait_int_eq(&r->blocking, 1, TU_WAIT_NS));
+	cr_assert(tu_wait_int_eq(&r->hold.holding, 1, TU_WAIT_NS));
 	reuse_start(r, REUSE_SIGNALLER);
 	cr_assert(tu_wait_until(signaller_in_futex, r, TU_WAIT_NS),
 	    "the signaller never blocked");
@@ -1229,7 +1220,7 @@ run_reuse(void (*reuse_m1)(struct reuse *), bool with_b)
 		reuse_start(r, REUSE_B);
 		ASSERT_PARKED(r->c, 1);
 	}
-	__atomic_store_n(&r->release, 1, __ATOMIC_RELEASE);
+	tu_bucket_hold_end(&r->hold);
 	cr_assert(tu_wait_int_eq(&r->done[REUSE_SIGNALLER], 1, TU_WAIT_NS));
 	if (!with_b) {
 		tu_group_join(&r->threads);

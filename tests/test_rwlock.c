@@ -641,31 +641,12 @@ Test(rwlock, waiting_readers_enter_before_next_writer, .timeout = 30)
 
 /* A reader that parks while the writer's unlock is on its way: the
  * unlock has looked at the word (no RPARKED: nobody to let in but a
- * writer) and waits for the writer key's bucket, held here by a probe
- * thread inside a park callback (a tool of tests only).  The reader
- * parks meanwhile, WRITER still set: it waited through this hold, and
- * must enter before the writer that the unlock then wakes (API.md:
- * "when a writer releases, every reader waiting at that moment acquires
- * before any waiting writer").  Before, that writer went first. */
-static int race_release, race_blocking; /* atomic */
-
-static bool
-race_probe_validate(void *ctx)
-{
-	(void)ctx;
-	__atomic_store_n(&race_blocking, 1, __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&race_release, __ATOMIC_ACQUIRE))
-		tu_poll_pause();
-	return false; /* never parks */
-}
-
-static void *
-race_probe_main(void *arg)
-{
-	pl_park(arg, race_probe_validate, NULL, NULL, NULL, 0, NULL);
-	return NULL;
-}
-
+ * writer) and waits for the writer key's bucket, held here from outside
+ * (tu_bucket_hold).  The reader parks meanwhile, WRITER still set: it
+ * waited through this hold, and must enter before the writer that the
+ * unlock then wakes (API.md: "when a writer releases, every reader
+ * waiting at that moment acquires before any waiting writer").  Before,
+ * that writer went first. */
 static bool
 actor_in_futex(void *arg)
 {
@@ -690,8 +671,8 @@ Test(rwlock, a_reader_parked_while_the_unlock_looks_goes_before_the_writer,
 	cr_assert(tu_wait_int_eq(&w1.entered, 1, TU_WAIT_NS));
 	actor_start(&w2, s, true, false);
 	ASSERT_PARKED(WKEY(&s->l), 1);
-	pthread_t probe = tu_spawn(race_probe_main, (void *)WKEY(&s->l));
-	cr_assert(tu_wait_int_eq(&race_blocking, 1, TU_WAIT_NS));
+	static struct tu_bucket_hold hold;
+	tu_bucket_hold_start(&hold, WKEY(&s->l));
 	actor_release(&w1); /* its unlock waits for the writer bucket */
 	cr_assert(tu_wait_until(actor_in_futex, &w1, TU_WAIT_NS),
 	    "the unlock did not wait for the writer key's bucket");
@@ -699,8 +680,7 @@ Test(rwlock, a_reader_parked_while_the_unlock_looks_goes_before_the_writer,
 	    (unsigned long)state_of(&s->l));
 	actor_start(&r, s, false, false);
 	ASSERT_PARKED(&s->l, 1);
-	__atomic_store_n(&race_release, 1, __ATOMIC_RELEASE);
-	tu_join(probe);
+	tu_bucket_hold_end(&hold);
 	actor_finish(&w1, "the first writer");
 	actor_finish(&r, "the reader");
 	actor_finish(&w2, "the second writer");

@@ -859,6 +859,64 @@ tu_thread_in_futex(pid_t tid)
 	return in;
 }
 
+/*
+ * A bucket held from outside, to stage the window in which another thread
+ * waits for that bucket's lock: tu_bucket_hold parks on addr with a
+ * validate callback that marks holding and spins until release is set, so
+ * the calling thread holds addr's bucket lock all that time and never
+ * parks (spinning in a callback is not allowed in real code).  A test runs
+ * it on a thread of its own (tu_bucket_hold_start) or of a group, waits
+ * for holding, and sets release with tu_bucket_hold_end.
+ */
+struct tu_bucket_hold {
+	const void *addr;
+	int holding, release; /* atomic */
+	pthread_t thread;     /* of tu_bucket_hold_start */
+};
+
+static inline bool
+tu_bucket_hold_validate(void *ctx)
+{
+	struct tu_bucket_hold *h = (struct tu_bucket_hold *)ctx;
+	__atomic_store_n(&h->holding, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&h->release, __ATOMIC_ACQUIRE))
+		tu_poll_pause();
+	return false;
+}
+
+static inline void
+tu_bucket_hold(struct tu_bucket_hold *h)
+{
+	pl_park(h->addr, tu_bucket_hold_validate, NULL, NULL, h, 0, NULL);
+}
+
+static inline void *
+tu_bucket_hold_main(void *arg)
+{
+	tu_bucket_hold((struct tu_bucket_hold *)arg);
+	return NULL;
+}
+
+/* Hold addr's bucket from a new thread; returns once it holds it. */
+static inline void
+tu_bucket_hold_start(struct tu_bucket_hold *h, const void *addr)
+{
+	memset(h, 0, sizeof(*h));
+	h->addr = addr;
+	h->thread = tu_spawn(tu_bucket_hold_main, h);
+	cr_assert(tu_wait_int_eq(&h->holding, 1, TU_WAIT_NS),
+	    "the bucket of %p was not taken", addr);
+}
+
+/* Let go of the bucket (and join the thread of tu_bucket_hold_start). */
+static inline void
+tu_bucket_hold_end(struct tu_bucket_hold *h)
+{
+	__atomic_store_n(&h->release, 1, __ATOMIC_RELEASE);
+	if (h->thread)
+		tu_join(h->thread);
+}
+
 #define TU_CHILD_RETURNED 3 /* exit status of a child whose fn returned */
 
 /*
