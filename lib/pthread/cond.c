@@ -150,10 +150,9 @@ wait_glibc_mutex(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 		*retaken = true; /* never released */
 		return ETIMEDOUT;
 	}
-	struct timespec buf;
 	pl__park_as(PLI_KIND_PL_COND, PLI_KIND_PTHREAD_COND);
-	int rc = pl_cond_clockwait_any(&dc(c)->cond, m, glibc_unlock,
-	    glibc_relock, clock, dropin_deadline(deadline, &buf));
+	int rc = pl_cond_clockwait_any(
+	    &dc(c)->cond, m, glibc_unlock, glibc_relock, clock, deadline);
 	pl__park_as(PLI_KIND_PL_COND, 0);
 	*retaken = rc == 0 || rc == ETIMEDOUT || rc == EOWNERDEAD;
 	return rc;
@@ -197,13 +196,12 @@ wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 		pli_dropin_taken(&dm(m)->lock);
 	}
 	*retaken = true;
-	struct timespec buf;
+	static const struct timespec past; /* the epoch */
 	pl__park_as(PLI_KIND_PL_COND, PLI_KIND_PTHREAD_COND);
 	pl__park_as(PLI_KIND_PL_MUTEX, dm_park_kind(kind));
 	pthread_cleanup_push(pli_dm_reacquired, &saved);
 	if (before_the_epoch(deadline)) /* no cancellation point */
-		rc = pl_cond_timedwait(&dc(c)->cond, &dm(m)->lock,
-		    dropin_deadline(deadline, &buf));
+		rc = pl_cond_timedwait(&dc(c)->cond, &dm(m)->lock, &past);
 	else
 		rc = pl_cond_clockwait(
 		    &dc(c)->cond, &dm(m)->lock, clock, deadline);
