@@ -84,9 +84,7 @@ pl_mutex_unlock_fair(pl_mutex_t *m)
 	if (!(s & PL_MUTEX_LOCKED)) /* misuse: reported before TSan's */
 		pl__mutex_unlock_slow(m, true);
 	PL_TSAN_PRE_UNLOCK(m, 0);
-	if (s != PL_MUTEX_LOCKED ||
-	    !__atomic_compare_exchange_n(
-	        &m->state, &s, 0, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		PL__DIVERTED(m, pl__mutex_unlock_slow(m, true));
+	/* Always through the queue (lib/twobit.c, "Hand-off"). */
+	PL__DIVERTED(m, pl__mutex_unlock_slow(m, true));
 	PL_TSAN_POST_UNLOCK(m, 0);
 }

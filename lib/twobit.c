@@ -9,8 +9,9 @@
  * public headers.  model/twobit.pml checks this algorithm.
  *
  *     P L
- *     0 0    unlocked, nobody waiting
- *     0 1    locked, nobody parked
+ *     0 0    unlocked, nobody waiting (or a woken thread has yet to
+ *            re-arm: see "Re-arm" below)
+ *     0 1    locked, nobody parked (or, the same, a re-arm pending)
  *     1 0    unlocked, threads parked (a woken thread is on its way, or
  *            a woken thread has set P again: see "Re-arm" below)
  *     1 1    locked, threads parked
@@ -123,7 +124,9 @@
  * Hand-off: when the unpark reports be_fair (or for a fair unlock), the
  * callback leaves L set and gives the woken thread the token
  * PL_UNPARK_TOKEN_HANDOFF: it returns from its lock call as the owner, and
- * nobody can barge in between.
+ * nobody can barge in between.  A fair unlock goes through the queue even
+ * when P is clear, which the Re-arm window allows with waiters queued;
+ * finding nobody, it clears L in the callback.
  *
  * Deadlines: a lock whose first try fails reads the clock once, if it has
  * a deadline, and gives up at once if that has passed (spinning, then
@@ -348,11 +351,13 @@ pli_twobit_unlock(const struct pli_twobit *l, bool fair, const char *name)
 				    name, l->word, l->locked);
 			pli_fatal("%s: mutex %p is not locked", name, l->word);
 		}
-		if (s & l->parked)
+		/* A fair unlock always looks in the queue: P may be clear
+		 * with waiters queued, while a thread woken to compete has
+		 * yet to re-arm. */
+		if ((s & l->parked) || fair)
 			break;
 		/* Nobody parked: the fast path's CAS failed because another
-		 * bit changed under it (or a waiter came and went), or this
-		 * is a fair unlock with nobody to hand to. */
+		 * bit changed under it (or a waiter came and went). */
 		if (cas_release(l, &s, s & ~l->locked))
 			return;
 	}

@@ -31,12 +31,14 @@ twobit.pml | -DBROKEN=8 -DNO_INVARIANT   | invalid end state | a lost wakeup: re
 twobit.pml | -DBROKEN=9                  | (turn[q[k]]>turn[w]) | turns: a losing woken thread parks at the tail
 twobit.pml | -DBROKEN=10                 | (turn[q[k]]>turn[w]) | turns: a losing woken thread parks at the head
 twobit.pml | -DBROKEN=11                 | (passes[q[k]]<=1) | turns: a waiter passed over twice in one park
+twobit.pml | -DBROKEN=13                 | (nq[lk]==0) | a fair unlock takes the fast path with a waiter queued behind a re-arm
 twobit.pml | -DDIES                      | ok | a thread that ends in its sleep passes its re-arm on
 twobit.pml | -DDIES -DBROKEN=12 -DNO_INVARIANT | invalid end state | a lost wakeup: a thread woken to re-arm ends first
 twobit.pml | -DSHARED                    | ok | two bit locks in one word verify
 twobit.pml | -DSHARED -DBROKEN=6         | assertion violated ((state&5)==0) | a plain store undoes the other release
 twobit.pml | -DSHARED -DBROKEN=7         | assertion violated (incs | token ignored: the other lock handed off
 twobit.pml | -DSHARED -DBROKEN=1 -DNO_INVARIANT | invalid end state | a lost wakeup: a bit lock woken thread does not re-arm P
+twobit.pml | -DSHARED -DBROKEN=13        | (nq[lk]==0) | a fair bit lock unlock takes the fast path with a waiter queued
 rwlock.pml | -                           | ok | the model verifies
 rwlock.pml | -DBROKEN=1 -DNO_BITS -DNO_P6 | invalid end state | a lost wakeup
 rwlock.pml | -DBROKEN=2 -DNO_BITS        | invalid end state | a lost wakeup after a timeout

@@ -34,10 +34,9 @@
  *     fails if any bit changed meanwhile, and each clear_bits an atomic
  *     fetch_and of this lock's bits only, the others carried over;
  *   - the fast paths: pl_mutex_lock's CAS 0 -> L and pl_mutex_unlock's
- *     CAS L -> 0 (pl_mutex_unlock_fair's load and CAS have the same
- *     effect); pl_bitlock_lock's load and CAS from it to s | L when L is
- *     clear, and pl_bitlock_unlock's load and CAS to s & ~L when L is set
- *     and P clear (the _fair unlocks start the same way);
+ *     CAS L -> 0; pl_bitlock_lock's load and CAS from it to s | L when L
+ *     is clear, and pl_bitlock_unlock's load and CAS to s & ~L when L is
+ *     set and P clear (the _fair unlocks skip them and go to the queue);
  *   - pli_twobit_lock: the test-and-test-and-set loop (CAS only when the
  *     last load showed L clear; a failed CAS reloads); the first time it
  *     sees the lock held, a timed call may give up at once (its deadline
@@ -202,6 +201,11 @@
  *             re-arm): woken with PLI_TOKEN_REARM, it leaves the waiters
  *             behind it queued with P clear, and the others' fast paths
  *             wake nobody (invalid end state).
+ *   BROKEN=13 a fair unlock takes the fast paths when P is clear, as
+ *             before 2026-12-08: while a thread woken to compete has yet
+ *             to re-arm, it leaves the lock free with a waiter queued
+ *             instead of handing it over, "assertion violated
+ *             (!(fair)||(nq[lk]==0))".
  * Variants 1-5 and 8 fail in both cases, 9 to 11 in the mutex case (see
  * property 4); 6 and 7 verify in the mutex case
  * (there the byte is the lock's alone, and so is every waiter on it),
@@ -327,7 +331,7 @@ inline q_remove(x)
 proctype Thread(byte me)
 {
 	byte round = 0;
-	bool got, checked, may_time_out, ok, handoff, more, again, dead;
+	bool got, checked, may_time_out, ok, handoff, more, again, dead, fair;
 	byte want, held, lk, s, res, k, j, w, old;
 
 	do
@@ -689,9 +693,29 @@ next_unlock:
 		incs[lk]--;
 #endif
 
-		/* ---- the fast path of the unlock; a fair unlock starts the
-		 * same way, and differs only in the callback, where the
-		 * choice of a hand-off is made ---- */
+		/* ---- a fair unlock (pl_mutex_unlock_fair, the _fair bit
+		 * lock unlocks), a free choice, goes to pli_twobit_unlock's
+		 * queue whatever P says: waiters may be queued with P clear
+		 * while a woken thread has yet to re-arm.  (BROKEN=13: it
+		 * takes the fast paths as a plain unlock does, and may leave
+		 * the lock free with a waiter queued.)  There it hands the
+		 * lock to the oldest waiter of the lock, if any.  Thread 0's
+		 * unlocks only (the state space; any thread's show the same
+		 * window), and with DIES, which has no hand-offs, none. ---- */
+#ifndef DIES
+		if
+		:: me == 0 -> fair = true
+		:: fair = false
+		fi;
+#endif
+#if BROKEN != 13
+		if
+		:: fair -> goto twobit_unlock
+		:: else
+		fi;
+#endif
+
+		/* ---- the fast path of the unlock ---- */
 #ifdef SHARED
 		/* pl_bitlock_unlock: a load; a CAS that clears L if P is
 		 * clear */
@@ -716,7 +740,12 @@ next_unlock:
 		};
 #endif
 		if
-		:: ok -> ok = false; goto unlocked
+		:: ok ->
+			/* a fair unlock leaves no waiter of the lock queued
+			 * behind a free lock */
+			assert(!fair || nq[lk] == 0);
+			ok = false;
+			goto unlocked
 		:: else
 		fi;
 
@@ -730,6 +759,9 @@ uloop:
 #endif
 		if
 		:: s & MP
+#if BROKEN != 13
+		:: fair
+#endif
 		:: else ->
 			atomic {
 				if
@@ -738,7 +770,10 @@ uloop:
 				fi
 			};
 			if
-			:: ok -> ok = false; goto unlocked
+			:: ok ->
+				assert(!fair || nq[lk] == 0);
+				ok = false;
+				goto unlocked
 			:: else -> goto uloop
 			fi
 		fi;
@@ -783,7 +818,7 @@ uloop:
 #ifndef DIES
 			:: qlen > 0 -> handoff = true; j = 0
 #endif
-			:: qlen > 0 ->
+			:: qlen > 0 && !fair ->
 				j = 0;
 				do
 				:: j == SCAN || j == qlen -> j = 0; break
@@ -848,7 +883,7 @@ uloop:
 		 * neither. */
 		if
 		:: w != NONE -> handoff = true
-		:: w != NONE -> handoff = false
+		:: w != NONE && !fair -> handoff = false
 		:: else
 		fi;
 #endif
@@ -898,7 +933,8 @@ uloop:
 		:: else -> bucket_unlock()
 		fi;
 		d_step {
-			w = 0; old = 0; more = false; handoff = false
+			w = 0; old = 0; more = false; handoff = false;
+			fair = false
 		};
 unlocked:
 #ifdef SHARED

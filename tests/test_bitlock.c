@@ -606,3 +606,66 @@ Test(bitlock, a_woken_waiter_that_loses_keeps_its_turn, .timeout = 60)
 		turn_round(&c, false);
 	}
 }
+
+/* The fair unlocks while the waiter an unlock woke to compete has yet to
+ * set P again: the waiter still queued must be handed the lock
+ * (tu_fair_unlock_while_rearm_pending).  Before, they released it on
+ * their fast path. */
+enum { RL = 0x10, RP = 0x20 }; /* bits 0x1 and 0x80 are the caller's */
+static uintptr_t rearm_word = 0x1;
+static unsigned char rearm_byte = 0x80;
+
+static void
+rw_lock(void *lk)
+{
+	pl_bitlock_lock(lk, RL, RP);
+}
+static void
+rw_unlock(void *lk)
+{
+	pl_bitlock_unlock(lk, RL, RP);
+}
+static void
+rw_unlock_fair(void *lk)
+{
+	pl_bitlock_unlock_fair(lk, RL, RP);
+}
+static bool
+rw_trylock(void *lk)
+{
+	return pl_bitlock_trylock(lk, RL, RP);
+}
+static void
+rb_lock(void *lk)
+{
+	pl_bitlock8_lock(lk, RL, RP);
+}
+static void
+rb_unlock(void *lk)
+{
+	pl_bitlock8_unlock(lk, RL, RP);
+}
+static void
+rb_unlock_fair(void *lk)
+{
+	pl_bitlock8_unlock_fair(lk, RL, RP);
+}
+static bool
+rb_trylock(void *lk)
+{
+	return pl_bitlock8_trylock(lk, RL, RP);
+}
+
+Test(bitlock, a_fair_unlock_hands_off_while_a_woken_waiter_has_yet_to_rearm)
+{
+	struct tu_twobit_ops w = { rw_lock, rw_unlock, rw_unlock_fair,
+		rw_trylock, &rearm_word, &rearm_word, sizeof rearm_word, RP };
+	struct tu_twobit_ops b = { rb_lock, rb_unlock, rb_unlock_fair,
+		rb_trylock, &rearm_byte, &rearm_byte, 1, RP };
+	cr_assert(tu_fair_unlock_while_rearm_pending(&w),
+	    "pl_bitlock_unlock_fair left the lock free with a waiter queued");
+	cr_assert(rearm_word == 0x1 && count_parked(&rearm_word) == 0);
+	cr_assert(tu_fair_unlock_while_rearm_pending(&b),
+	    "pl_bitlock8_unlock_fair left the lock free with a waiter queued");
+	cr_assert(rearm_byte == 0x80 && count_parked(&rearm_byte) == 0);
+}

@@ -512,3 +512,29 @@ Test(mutex, a_fair_unlock_wakes_the_oldest_whatever_its_cpu, .timeout = 60)
 		cr_assert(state_of(&x.m) == 0);
 	}
 }
+
+/* A fair unlock while the waiter an unlock woke to compete has yet to set
+ * P again: the waiter still queued behind it must be handed the mutex
+ * (tu_fair_unlock_while_rearm_pending).  Before, the fair unlock saw P
+ * clear and released m on its fast path, for anyone to take. */
+static void
+fair_unlock_m(void *lk)
+{
+	pl_mutex_unlock_fair(lk);
+}
+
+static bool
+trylock_m(void *lk)
+{
+	return pl_mutex_trylock(lk);
+}
+
+Test(mutex, a_fair_unlock_hands_off_while_a_woken_waiter_has_yet_to_rearm)
+{
+	static pl_mutex_t m;
+	struct tu_twobit_ops o = { tu_mutex_lock, tu_mutex_unlock,
+		fair_unlock_m, trylock_m, &m, &m.state, 1, PL_MUTEX_PARKED };
+	cr_assert(tu_fair_unlock_while_rearm_pending(&o),
+	    "the fair unlock left m free with a waiter queued");
+	cr_assert(state_of(&m) == 0 && count_parked(&m) == 0);
+}

@@ -917,6 +917,152 @@ tu_bucket_hold_end(struct tu_bucket_hold *h)
 		tu_join(h->thread);
 }
 
+/*
+ * A thread held in a signal handler (SIGUSR2) until the test lets it go:
+ * parked, it can be woken meanwhile but cannot act on it, so the window
+ * between a wake-up and what the woken thread then does stays open (a
+ * waiter woken to compete that has yet to set P again, lib/twobit.c
+ * "Re-arm").  The handler returns: the thread goes on with its call.
+ */
+struct tu_held {
+	int in, may_return; /* atomic */
+	struct sigaction old;
+};
+
+static inline struct tu_held *
+tu_held_state(void)
+{
+	static struct tu_held h;
+	return &h;
+}
+
+static inline void
+tu_held_handler(int sig)
+{
+	struct tu_held *h = tu_held_state();
+	(void)sig;
+	__atomic_store_n(&h->in, 1, __ATOMIC_RELEASE);
+	struct timespec nap = { 0, 1000 * 1000 };
+	while (!__atomic_load_n(&h->may_return, __ATOMIC_ACQUIRE))
+		nanosleep(&nap, NULL);
+}
+
+/* Hold t in the handler; returns once it runs there. */
+static inline void
+tu_hold_in_handler(pthread_t t)
+{
+	struct tu_held *h = tu_held_state();
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = tu_held_handler;
+	sigemptyset(&sa.sa_mask);
+	h->in = 0;
+	h->may_return = 0;
+	cr_assert(sigaction(SIGUSR2, &sa, &h->old) == 0);
+	cr_assert(pthread_kill(t, SIGUSR2) == 0);
+	cr_assert(tu_wait_int_eq(&h->in, 1, TU_WAIT_NS),
+	    "the signal handler did not run");
+}
+
+/* Let the held thread return from the handler. */
+static inline void
+tu_let_go_of_handler(void)
+{
+	struct tu_held *h = tu_held_state();
+	__atomic_store_n(&h->may_return, 1, __ATOMIC_RELEASE);
+	cr_assert(sigaction(SIGUSR2, &h->old, NULL) == 0);
+}
+
+/* A thread that takes a lock (lock(lk)), says so in got, and keeps it
+ * until release is set. */
+struct tu_keeper {
+	void (*lock)(void *lk);
+	void (*unlock)(void *lk);
+	void *lk;
+	int got, release; /* atomic */
+	pthread_t thread;
+};
+
+static inline void *
+tu_keeper_main(void *arg)
+{
+	struct tu_keeper *k = (struct tu_keeper *)arg;
+	k->lock(k->lk);
+	__atomic_store_n(&k->got, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&k->release, __ATOMIC_ACQUIRE))
+		tu_poll_pause();
+	k->unlock(k->lk);
+	return NULL;
+}
+
+static inline void
+tu_keeper_start(
+    struct tu_keeper *k, void (*lock)(void *), void (*unlock)(void *), void *lk)
+{
+	memset(k, 0, sizeof(*k));
+	k->lock = lock;
+	k->unlock = unlock;
+	k->lk = lk;
+	k->thread = tu_spawn(tu_keeper_main, k);
+}
+
+/* Wait until k holds its lock, let it go, and join it. */
+static inline void
+tu_keeper_finish(struct tu_keeper *k)
+{
+	cr_assert(tu_wait_int_eq(&k->got, 1, TU_WAIT_NS),
+	    "a waiter did not get the lock within 10 s");
+	__atomic_store_n(&k->release, 1, __ATOMIC_RELEASE);
+	tu_join(k->thread);
+}
+
+/* A two-bit lock as a test drives it: its calls on lk, its word (size
+ * bytes) and its parked bit. */
+struct tu_twobit_ops {
+	void (*lock)(void *lk);
+	void (*unlock)(void *lk);
+	void (*unlock_fair)(void *lk);
+	bool (*trylock)(void *lk);
+	void *lk;
+	void *word;
+	size_t size;
+	uintptr_t parked;
+};
+
+/*
+ * A fair unlock while a waiter woken to compete has yet to re-arm
+ * (lib/twobit.c, "Re-arm"): the parked bit is clear, yet a waiter is
+ * queued.  A parks on the lock this thread holds, then B; A is held in a
+ * signal handler and woken as an unlock wakes a waiter to compete (the
+ * parked bit cleared), the lock kept; then the fair unlock must hand the
+ * lock to B (API.md: "hand off to a waiter if any"), so that a trylock
+ * right after it fails.  Returns whether the trylock failed; A and B have
+ * both had the lock, and it is free, when it returns.
+ */
+static inline bool
+tu_fair_unlock_while_rearm_pending(const struct tu_twobit_ops *o)
+{
+	static struct tu_keeper a, b;
+	o->lock(o->lk);
+	tu_keeper_start(&a, o->lock, o->unlock, o->lk);
+	ASSERT_PARKED(o->word, 1);
+	tu_keeper_start(&b, o->lock, o->unlock, o->lk);
+	ASSERT_PARKED(o->word, 2);
+	tu_hold_in_handler(a.thread);
+	cr_assert(tu_wake_to_lose(o->word, o->size, o->parked, true, 0) == 1);
+	cr_assert(count_parked(o->word) == 1);
+	o->unlock_fair(o->lk);
+	bool handed = !o->trylock(o->lk);
+	if (!handed)
+		o->unlock(o->lk);
+	tu_let_go_of_handler();
+	/* B has the lock if it was handed; else A, back from the handler,
+	 * takes it first. */
+	tu_keeper_finish(handed ? &b : &a);
+	tu_keeper_finish(handed ? &a : &b);
+	return handed;
+}
+
 #define TU_CHILD_RETURNED 3 /* exit status of a child whose fn returned */
 
 /*

@@ -74,13 +74,15 @@ pl__bitlock_args_bad(uintptr_t locked_bit, uintptr_t parked_bit)
 
 /* The release both unlocks of each width share: a load and one CAS
  * clearing the lock bit while the parked bit is clear, else the slow
- * path (constant bits and fair fold away when inlined). */
+ * path, which a fair unlock always takes: waiters may be queued with the
+ * parked bit clear, while a woken one has yet to set it again (constant
+ * bits and fair fold away when inlined). */
 static inline void
 pl__bitlock_release(
     uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit, bool fair)
 {
 	uintptr_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
-	if (PL_LIKELY((w & (locked_bit | parked_bit)) == locked_bit) &&
+	if (!fair && PL_LIKELY((w & (locked_bit | parked_bit)) == locked_bit) &&
 	    PL_LIKELY(__atomic_compare_exchange_n(word, &w, w & ~locked_bit,
 	        false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
 		return;
@@ -93,7 +95,7 @@ pl__bitlock8_release(unsigned char *byte, unsigned char locked_bit,
     unsigned char parked_bit, bool fair)
 {
 	unsigned char b = __atomic_load_n(byte, __ATOMIC_RELAXED);
-	if (PL_LIKELY((b & (locked_bit | parked_bit)) == locked_bit) &&
+	if (!fair && PL_LIKELY((b & (locked_bit | parked_bit)) == locked_bit) &&
 	    PL_LIKELY(__atomic_compare_exchange_n(byte, &b,
 	        (unsigned char)(b & ~locked_bit), false, __ATOMIC_RELEASE,
 	        __ATOMIC_RELAXED)))

@@ -151,6 +151,9 @@ pl_mutex_unlock(pl_mutex_t *m)
  * parked thread if there is one (that thread returns from its lock call
  * holding m; no other thread can barge in between).  Costs a context
  * switch per hand-off; use it where a waiter must not be overtaken.
+ * Always looks in the parking lot (a bucket lock), even when nobody
+ * waits: waiters may be queued with P clear while a thread woken to
+ * compete has yet to set it again.
  */
 PL_EXPORT void pl_mutex_unlock_fair(pl_mutex_t *m);
 
