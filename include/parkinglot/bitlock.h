@@ -72,35 +72,34 @@ pl__bitlock_args_bad(uintptr_t locked_bit, uintptr_t parked_bit)
 			    func, (word), (locked_bit), (parked_bit));         \
 	} while (0)
 
-/* The release both unlocks of each width share: a load and one CAS
- * clearing the lock bit while the parked bit is clear, else the slow
- * path, which a fair unlock always takes: waiters may be queued with the
- * parked bit clear, while a woken one has yet to set it again (constant
- * bits and fair fold away when inlined). */
+/* The plain unlock of each width: a load and one CAS clearing the lock
+ * bit while the parked bit is clear, else the slow path (constant bits
+ * fold away when inlined).  The fair unlocks always take the slow path:
+ * waiters may be queued with the parked bit clear, while a woken one has
+ * yet to set it again. */
 static inline void
-pl__bitlock_release(
-    uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit, bool fair)
+pl__bitlock_release(uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit)
 {
 	uintptr_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
-	if (!fair && PL_LIKELY((w & (locked_bit | parked_bit)) == locked_bit) &&
+	if (PL_LIKELY((w & (locked_bit | parked_bit)) == locked_bit) &&
 	    PL_LIKELY(__atomic_compare_exchange_n(word, &w, w & ~locked_bit,
 	        false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
 		return;
 	pl__bitlock_unlock_slow(
-	    word, sizeof *word, locked_bit, parked_bit, fair);
+	    word, sizeof *word, locked_bit, parked_bit, false);
 }
 
 static inline void
-pl__bitlock8_release(unsigned char *byte, unsigned char locked_bit,
-    unsigned char parked_bit, bool fair)
+pl__bitlock8_release(
+    unsigned char *byte, unsigned char locked_bit, unsigned char parked_bit)
 {
 	unsigned char b = __atomic_load_n(byte, __ATOMIC_RELAXED);
-	if (!fair && PL_LIKELY((b & (locked_bit | parked_bit)) == locked_bit) &&
+	if (PL_LIKELY((b & (locked_bit | parked_bit)) == locked_bit) &&
 	    PL_LIKELY(__atomic_compare_exchange_n(byte, &b,
 	        (unsigned char)(b & ~locked_bit), false, __ATOMIC_RELEASE,
 	        __ATOMIC_RELAXED)))
 		return;
-	pl__bitlock_unlock_slow(byte, 1, locked_bit, parked_bit, fair);
+	pl__bitlock_unlock_slow(byte, 1, locked_bit, parked_bit, false);
 }
 
 /*
@@ -177,7 +176,7 @@ pl_bitlock_unlock(uintptr_t *word, uintptr_t locked_bit, uintptr_t parked_bit)
 {
 	PL__BITLOCK_CHECK("pl_bitlock_unlock", word, locked_bit, parked_bit);
 	PL_CHK_PRE_UNLOCK(word, 0);
-	pl__bitlock_release(word, locked_bit, parked_bit, false);
+	pl__bitlock_release(word, locked_bit, parked_bit);
 }
 
 /*
@@ -193,7 +192,8 @@ pl_bitlock_unlock_fair(
 	PL__BITLOCK_CHECK(
 	    "pl_bitlock_unlock_fair", word, locked_bit, parked_bit);
 	PL_CHK_PRE_UNLOCK(word, 0);
-	pl__bitlock_release(word, locked_bit, parked_bit, true);
+	pl__bitlock_unlock_slow(
+	    word, sizeof *word, locked_bit, parked_bit, true);
 }
 
 /*
@@ -252,7 +252,7 @@ pl_bitlock8_unlock(
 {
 	PL__BITLOCK_CHECK("pl_bitlock8_unlock", byte, locked_bit, parked_bit);
 	PL_CHK_PRE_UNLOCK(byte, 0);
-	pl__bitlock8_release(byte, locked_bit, parked_bit, false);
+	pl__bitlock8_release(byte, locked_bit, parked_bit);
 }
 
 /* pl_bitlock8_unlock_fair - pl_bitlock_unlock_fair for a byte: hands the
@@ -264,7 +264,7 @@ pl_bitlock8_unlock_fair(
 	PL__BITLOCK_CHECK(
 	    "pl_bitlock8_unlock_fair", byte, locked_bit, parked_bit);
 	PL_CHK_PRE_UNLOCK(byte, 0);
-	pl__bitlock8_release(byte, locked_bit, parked_bit, true);
+	pl__bitlock_unlock_slow(byte, 1, locked_bit, parked_bit, true);
 }
 
 #ifdef PL_CHECKED
